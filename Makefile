@@ -1,0 +1,50 @@
+# rxe2 top-level Makefile: drives the module, the provider, the tests,
+# the VM runner and installation.  `make help` lists the targets.
+
+KVER ?= $(shell tools/kver)
+KDIR ?= /lib/modules/$(KVER)/build
+PREFIX ?= /usr
+VM_TIMEOUT ?= 1500
+
+export KVER
+
+.PHONY: all module provider selftests check demo deps install clean help
+
+all: module provider selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
+
+provider:
+	$(MAKE) -C provider
+
+selftests: provider
+	$(MAKE) -C selftests
+
+# The whole suite runs inside one VM boot.
+check: all
+	tools/vm --timeout $(VM_TIMEOUT) -- $(CURDIR)/selftests/run
+
+demo: deps all
+	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
+
+deps:
+	tools/deps
+
+install: module provider
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C provider install PREFIX=$(PREFIX)
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
+	$(MAKE) -C provider clean
+	$(MAKE) -C selftests clean
+	rm -rf .build
+
+help:
+	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"
+	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
+	@echo "make check    run the selftests in one VM boot"
+	@echo "make demo     boot a VM, create a link, show ibv_devinfo and rdma link"
+	@echo "make install  install the module and the provider on this machine"

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * rxe2 user/kernel ABI: shared by the rdma_rxe2 kernel module and the
+ * librxe2 libibverbs provider.  Every structure here crosses the
+ * user/kernel boundary, either as uverbs driver udata or as memory the
+ * kernel maps into the process (the queue rings).  The kernel treats all
+ * of it as untrusted input.
+ *
+ * docs/architecture.md, "The queue ABI", explains the design.
+ */
+#ifndef RXE2_ABI_H
+#define RXE2_ABI_H
+
+#include <linux/types.h>
+
+/* uverbs ABI version reported by the device (ib_device_ops.uverbs_abi_ver) */
+#define RXE2_UVERBS_ABI_VERSION 1
+
+/*
+ * driver_id reported over netlink (RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID).
+ * Deliberately far outside the kernel's enum rdma_driver_id so it can
+ * never collide with an in-tree driver, rdma_rxe included.
+ */
+#define RXE2_DRIVER_ID 0x52584532u /* "RXE2" */
+
+/*
+ * sysfs attribute of the ib_device (/sys/class/infiniband/<dev>/) that
+ * the provider reads to confirm that a device is rxe2.  Its content is
+ * "rxe2 <RXE2_UVERBS_ABI_VERSION>\n".
+ */
+#define RXE2_SYSFS_ABI_ATTR "rxe2_abi"
+
+/* ------------------------------------------------------------------ */
+/* Rings                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every queue (SQ, RQ, SRQ, CQ) is one ring: a header followed by
+ * num_slots fixed-size slots.  The kernel allocates it and the process
+ * maps it with mmap(cmd_fd, mmap_offset, mmap_size).
+ *
+ * producer and consumer are free-running 32-bit counters; the slot of
+ * index i is i & (num_slots - 1); the ring holds producer - consumer
+ * entries, never more than num_slots.  Each side writes only its own
+ * counter, with release semantics after the slot contents, and reads the
+ * other's with acquire semantics.  The kernel keeps a private copy of
+ * its own counter and never trusts the one in shared memory; a user
+ * counter that claims more than num_slots entries is a broken queue.
+ *
+ * Who produces:  SQ, RQ, SRQ: the process;  CQ: the kernel.
+ */
+struct rxe2_ring_hdr {
+	__u32 producer;
+	__u32 reserved0[15];	/* producer and consumer on separate lines */
+	__u32 consumer;
+	__u32 reserved1[15];
+};
+
+#define RXE2_RING_DATA_OFFSET 128	/* first slot, from the ring start */
+
+/* Where a ring is and how it is cut: part of every create response. */
+struct rxe2_ring_info {
+	__aligned_u64 mmap_offset;	/* mmap() offset on the context's fd */
+	__u32 mmap_size;		/* bytes to map (page multiple) */
+	__u32 num_slots;		/* power of two */
+	__u32 slot_size;		/* bytes, multiple of 16 */
+	__u32 reserved;
+};
+
+/* ------------------------------------------------------------------ */
+/* Work queue entries                                                  */
+/* ------------------------------------------------------------------ */
+
+struct rxe2_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * A send WQE: a 64-byte header, then either num_sge rxe2_sge or, with
+ * IB_UVERBS_SEND_INLINE in send_flags, inline_len bytes of payload.
+ * opcode is enum ib_uverbs_wr_opcode; send_flags are the
+ * enum ib_uverbs_send_flags bits (the values of ibv_send_flags).
+ */
+struct rxe2_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 inline_len;
+	__u32 ex;		/* imm_data (big endian) or invalidate_rkey */
+	__u32 reserved0;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah_num;	/* from rxe2_create_ah_resp */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		__u8 raw[32];
+	} wr;
+	/* followed by struct rxe2_sge[num_sge] or inline data */
+};
+
+#define RXE2_SEND_WQE_HDR_SIZE 64
+
+/* A receive WQE (RQ and SRQ): a 16-byte header then num_sge rxe2_sge. */
+struct rxe2_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	/* followed by struct rxe2_sge[num_sge] */
+};
+
+#define RXE2_RECV_WQE_HDR_SIZE 16
+
+/* ------------------------------------------------------------------ */
+/* Completion queue entries                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A CQE is 64 bytes.  status is enum ibv_wc_status (== enum
+ * ib_wc_status), opcode is enum ibv_wc_opcode, wc_flags are ibv_wc_flags
+ * bits.  A CQ whose slots are larger than 64 bytes carries inline
+ * received data after the CQE (RXE2_CQE_F_INLINE, inline-receive).
+ */
+struct rxe2_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;		/* imm_data (big endian) or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 flags;		/* RXE2_CQE_F_* */
+	__u32 reserved[4];
+};
+
+enum rxe2_cqe_flags {
+	RXE2_CQE_F_INLINE = 1 << 0,	/* payload follows the CQE in its slot */
+};
+
+#define RXE2_CQE_SIZE 64
+
+/* ------------------------------------------------------------------ */
+/* uverbs driver udata                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Doorbell: a POST_SEND command with wr_count == 0 tells the kernel that
+ * the SQ producer moved.  Receive queues need no doorbell: the kernel
+ * reads the RQ/SRQ producer when a message arrives.
+ */
+
+struct rxe2_alloc_context_cmd {
+	__u32 provider_abi;	/* RXE2_UVERBS_ABI_VERSION */
+	__u32 reserved;
+};
+
+struct rxe2_alloc_context_resp {
+	__u32 abi_version;	/* RXE2_UVERBS_ABI_VERSION */
+	__u32 send_wqe_hdr_size;	/* RXE2_SEND_WQE_HDR_SIZE */
+	__u32 recv_wqe_hdr_size;	/* RXE2_RECV_WQE_HDR_SIZE */
+	__u32 cqe_size;		/* RXE2_CQE_SIZE */
+};
+
+struct rxe2_create_cq_resp {
+	struct rxe2_ring_info cq;
+};
+
+struct rxe2_resize_cq_resp {
+	struct rxe2_ring_info cq;
+};
+
+struct rxe2_create_qp_cmd {
+	__u32 comp_mask;	/* reserved for inline-receive; must be 0 */
+	__u32 reserved;
+};
+
+struct rxe2_create_qp_resp {
+	struct rxe2_ring_info sq;
+	struct rxe2_ring_info rq;	/* all zero when the QP uses an SRQ */
+};
+
+struct rxe2_create_srq_resp {
+	struct rxe2_ring_info rq;
+};
+
+struct rxe2_create_ah_resp {
+	__u32 ah_num;		/* names the AH in a UD send WQE */
+	__u32 reserved;
+};
+
+#endif /* RXE2_ABI_H */

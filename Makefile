@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check demo deps install clean help
+.PHONY: all module provider selftests check demo deps install clean help lint
 
 all: module provider selftests
 
@@ -36,6 +36,11 @@ install: module provider
 	depmod -a $(KVER)
 	$(MAKE) -C provider install PREFIX=$(PREFIX)
 
+# Kernel style and sparse over the module.
+lint:
+	tools/checkpatch
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 C=2 modules
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
@@ -48,3 +53,4 @@ help:
 	@echo "make check    run the selftests in one VM boot"
 	@echo "make demo     boot a VM, create a link, show ibv_devinfo and rdma link"
 	@echo "make install  install the module and the provider on this machine"
+	@echo "make lint     checkpatch and sparse over the module"

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The private libibverbs provider ABI, as librxe2 uses it.
+ *
+ * Why this file exists: Debian's libibverbs-dev (rdma-core 44, libibverbs
+ * 1.14.44, symbol version IBVERBS_PRIVATE_34) does not install
+ * <infiniband/driver.h>, the header providers are normally compiled
+ * against inside the rdma-core tree.  A provider built out of tree must
+ * declare that ABI itself.  Everything below was written from the facts
+ * in rdma-core v44.0 (libibverbs/driver.h, libibverbs/kern-abi.h,
+ * libibverbs/init.c, libibverbs/device.c, libibverbs/dummy_ops.c).
+ *
+ * Why it is safe, and where it stops being safe:
+ *  - The layouts below are identical in libibverbs 1.14.36 up to, not
+ *    including, 1.14.57.  IBVERBS_PRIVATE_34 alone does not pin them, so
+ *    four independent guards exist:
+ *      1. check-libibverbs (run by the Makefile before compiling) refuses
+ *         a libibverbs-dev outside [1.14.36, 1.14.57).
+ *      2. The _Static_asserts below pin every size and offset that
+ *         libibverbs reads or writes in our memory (x86_64 numbers).
+ *      3. The library is linked with -Wl,-z,defs and the Makefile checks
+ *         that every private symbol binds to IBVERBS_PRIVATE_34, so a
+ *         libibverbs with another private ABI refuses to load us.
+ *      4. rxe2_alloc_context() checks at run time that what libibverbs
+ *         wrote into our structures landed where these declarations say
+ *         it should, and fails ibv_open_device() with EPROTO if not.
+ *  - Only what librxe2 uses is declared.  Anything added must be checked
+ *    against the v44.0 sources and pinned the same way.
+ *
+ * The command wrappers (struct ibv_alloc_pd ...) are the "legacy write"
+ * layout libibverbs' ibv_cmd_*() helpers expect: the uverbs command
+ * header immediately followed by the kernel's core request.  A provider
+ * appends its own udata right after the core request (and right after
+ * the core response on the way back); libibverbs forwards everything past
+ * sizeof(wrapper) as driver data, both over write() and over ioctl().
+ */
+#ifndef RXE2_IBVERBS_PRIVATE_H
+#define RXE2_IBVERBS_PRIVATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+/* The private ABI generation this file describes (verbs_register_driver_NN) */
+#define RXE2_IBVERBS_PABI 34
+
+/* libibverbs-dev versions whose private layout matches this file */
+#define RXE2_IBVERBS_MIN_VERSION "1.14.36"
+#define RXE2_IBVERBS_END_VERSION "1.14.57"	/* first unsupported */
+
+/* ccan's struct list_node: libibverbs links devices through these */
+struct verbs_list_node {
+	struct verbs_list_node *next;
+	struct verbs_list_node *prev;
+};
+
+/* ------------------------------------------------------------------ */
+/* Device discovery and matching                                       */
+/* ------------------------------------------------------------------ */
+
+enum verbs_match_kind {
+	VERBS_MATCH_SENTINEL = 0,
+	VERBS_MATCH_PCI = 1,
+	VERBS_MATCH_MODALIAS = 2,
+	VERBS_MATCH_DRIVER_ID = 3,
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;			/* enum verbs_match_kind */
+};
+
+/* One uverbs device found in sysfs; libibverbs owns it. */
+struct verbs_sysfs_dev {
+	struct verbs_list_node entry;
+	void *provider_data;
+	const struct verbs_match_ent *match;
+	unsigned int flags;
+	char sysfs_name[IBV_SYSFS_NAME_MAX];	/* "uverbsN" */
+	dev_t sysfs_cdev;
+	char ibdev_name[IBV_SYSFS_NAME_MAX];	/* "rxe2_0" */
+	char ibdev_path[IBV_SYSFS_PATH_MAX];	/* /sys/class/infiniband/... */
+	char modalias[512];
+	uint64_t node_guid;
+	uint32_t driver_id;		/* from netlink */
+	enum ibv_node_type node_type;
+	int ibdev_idx;
+	uint32_t num_ports;
+	uint32_t abi_ver;		/* uverbs abi_version of the device */
+	struct timespec time_created;
+};
+
+struct verbs_device;
+
+struct verbs_device_ops {
+	const char *name;
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;	/* sentinel-terminated */
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/* Allocated by the provider's alloc_device, filled in by libibverbs. */
+struct verbs_device {
+	struct ibv_device device;	/* first: ibv_device * casts to this */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct verbs_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+static inline struct verbs_device *verbs_get_device(struct ibv_device *dev)
+{
+	return (struct verbs_device *)((char *)dev -
+				       offsetof(struct verbs_device, device));
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects libibverbs reaches into                                     */
+/* ------------------------------------------------------------------ */
+
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+struct verbs_xrcd;
+
+/*
+ * ibv_qp_to_qp_ex() casts every ibv_qp to this and reads comp_mask, so
+ * each QP a provider hands out must be a full verbs_qp.
+ */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;		/* enum verbs_qp_mask */
+	struct verbs_xrcd *xrcd;
+};
+
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
+/* ------------------------------------------------------------------ */
+/* The context operations                                              */
+/* ------------------------------------------------------------------ */
+
+struct ibv_parent_domain_init_attr;
+struct ibv_td_init_attr;
+struct ibv_counter_attach_attr;
+struct ibv_counters_init_attr;
+struct ibv_flow_action_esp_attr;
+struct ibv_ops_wr;
+struct ibv_ece;
+struct ibv_values_ex;
+struct ibv_modify_cq_attr;
+struct ibv_qp_rate_limit_attr;
+
+/*
+ * Every op a provider may implement, sorted by name: libibverbs copies
+ * the non-NULL ones over its defaults with verbs_set_ops().  There are
+ * exactly 76 of them; the order is the ABI.
+ */
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+				   struct ibv_alloc_dm_attr *attr);
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
+					      struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	struct ibv_td *(*alloc_td)(struct ibv_context *context,
+				   struct ibv_td_init_attr *init_attr);
+	void (*async_event)(struct ibv_context *context,
+			    struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(struct ibv_context *context,
+						struct ibv_counters_init_attr *init_attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+					struct ibv_flow_attr *flow_attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
+							  struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(struct ibv_context *context,
+							  struct ibv_rwq_ind_table_init_attr *init_attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr);
+	struct ibv_wq *(*create_wq)(struct ibv_context *context,
+				    struct ibv_wq_init_attr *wq_init_attr);
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	void (*free_context)(struct ibv_context *context);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *context,
+				    uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context,
+				    uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+			  int srq_attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *context,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+			    struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+			     struct ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				      uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *context,
+			       struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	int (*read_counters)(struct ibv_counters *counters,
+			     uint64_t *counters_value, uint32_t ncounters,
+			     uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+				    uint64_t dm_offset, size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+/* ------------------------------------------------------------------ */
+/* Legacy write command wrappers                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The kernel structs end in a flexible driver_data[] array; embedding
+ * them is what libibverbs itself does (a GNU C extension), and it puts
+ * our udata exactly where the kernel looks for it.
+ */
+#define RXE2_DECLARE_WRITE_CMD(name, kstruct)			\
+	struct name {						\
+		struct ib_uverbs_cmd_hdr hdr;			\
+		struct kstruct core;				\
+	}
+
+RXE2_DECLARE_WRITE_CMD(ibv_get_context, ib_uverbs_get_context);
+RXE2_DECLARE_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
+RXE2_DECLARE_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+RXE2_DECLARE_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+RXE2_DECLARE_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+RXE2_DECLARE_WRITE_CMD(ibv_create_qp, ib_uverbs_create_qp);
+RXE2_DECLARE_WRITE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+RXE2_DECLARE_WRITE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+RXE2_DECLARE_WRITE_CMD(ibv_create_srq, ib_uverbs_create_srq);
+RXE2_DECLARE_WRITE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+
+/* ------------------------------------------------------------------ */
+/* Functions exported under IBVERBS_PRIVATE_34                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The generation number is part of the symbol name, so a libibverbs
+ * with another private ABI cannot even resolve it.
+ */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/*
+ * Allocates alloc_size zeroed bytes and initialises the verbs_context
+ * found context_offset bytes in (the offset travels as a pointer value).
+ * On failure closes cmd_fd and returns NULL with errno set.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+			      struct verbs_sysfs_dev *sysfs_dev,
+			      const char *fnfmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The ibv_cmd_*() helpers return 0 or a positive errno value. */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+/* ------------------------------------------------------------------ */
+/* Pinned layout                                                       */
+/* ------------------------------------------------------------------ */
+
+#define RXE2_PIN_SIZE(type, size) \
+	_Static_assert(sizeof(type) == (size), "size of " #type)
+#define RXE2_PIN_OFF(type, member, off) \
+	_Static_assert(offsetof(type, member) == (off), #type "." #member)
+
+/* Relations that hold on every architecture */
+_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
+	       "verbs_context_ops must hold exactly 76 ops");
+_Static_assert(offsetof(struct verbs_device, device) == 0,
+	       "ibv_device must open verbs_device");
+_Static_assert(offsetof(struct verbs_mr, ibv_mr) == 0,
+	       "ibv_mr must open verbs_mr");
+_Static_assert(offsetof(struct verbs_qp, qp) == 0 &&
+	       offsetof(struct ibv_qp_ex, qp_base) == 0,
+	       "ibv_qp must open verbs_qp");
+_Static_assert(offsetof(struct verbs_srq, srq) == 0,
+	       "ibv_srq must open verbs_srq");
+_Static_assert(offsetof(struct verbs_context, context) +
+	       sizeof(struct ibv_context) == sizeof(struct verbs_context),
+	       "ibv_context must close verbs_context");
+
+#if defined(__x86_64__)
+/* Numbers of rdma-core v44.0 on x86_64 */
+RXE2_PIN_SIZE(struct verbs_list_node, 16);
+
+RXE2_PIN_SIZE(struct verbs_match_ent, 24);
+RXE2_PIN_OFF(struct verbs_match_ent, u, 8);
+RXE2_PIN_OFF(struct verbs_match_ent, vendor, 16);
+RXE2_PIN_OFF(struct verbs_match_ent, device, 18);
+RXE2_PIN_OFF(struct verbs_match_ent, kind, 20);
+
+RXE2_PIN_SIZE(struct verbs_sysfs_dev, 992);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, provider_data, 16);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, match, 24);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, flags, 32);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, sysfs_name, 36);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, sysfs_cdev, 104);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, ibdev_name, 112);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, ibdev_path, 176);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, modalias, 432);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, node_guid, 944);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, driver_id, 952);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, node_type, 956);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, ibdev_idx, 960);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, num_ports, 964);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, abi_ver, 968);
+RXE2_PIN_OFF(struct verbs_sysfs_dev, time_created, 976);
+
+RXE2_PIN_SIZE(struct verbs_device_ops, 72);
+RXE2_PIN_OFF(struct verbs_device_ops, match_min_abi_version, 8);
+RXE2_PIN_OFF(struct verbs_device_ops, match_max_abi_version, 12);
+RXE2_PIN_OFF(struct verbs_device_ops, match_table, 16);
+RXE2_PIN_OFF(struct verbs_device_ops, static_providers, 24);
+RXE2_PIN_OFF(struct verbs_device_ops, match_device, 32);
+RXE2_PIN_OFF(struct verbs_device_ops, alloc_context, 40);
+RXE2_PIN_OFF(struct verbs_device_ops, import_context, 48);
+RXE2_PIN_OFF(struct verbs_device_ops, alloc_device, 56);
+RXE2_PIN_OFF(struct verbs_device_ops, uninit_device, 64);
+
+RXE2_PIN_SIZE(struct ibv_device, 664);
+RXE2_PIN_SIZE(struct verbs_device, 712);
+RXE2_PIN_OFF(struct verbs_device, ops, 664);
+RXE2_PIN_OFF(struct verbs_device, refcount, 672);
+RXE2_PIN_OFF(struct verbs_device, entry, 680);
+RXE2_PIN_OFF(struct verbs_device, sysfs, 696);
+RXE2_PIN_OFF(struct verbs_device, core_support, 704);
+
+RXE2_PIN_SIZE(struct verbs_context_ops, 608);
+RXE2_PIN_OFF(struct verbs_context_ops, alloc_pd, 5 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_qp_ex, 20 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, free_context, 39 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, poll_cq, 53 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, query_device_ex, 58 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, req_notify_cq, 69 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 75 * 8);
+
+RXE2_PIN_SIZE(struct ibv_mr, 48);
+RXE2_PIN_SIZE(struct verbs_mr, 56);
+RXE2_PIN_OFF(struct verbs_mr, mr_type, 48);
+RXE2_PIN_OFF(struct verbs_mr, access, 52);
+
+RXE2_PIN_SIZE(struct ibv_qp, 160);
+RXE2_PIN_SIZE(struct ibv_qp_ex, 352);
+RXE2_PIN_OFF(struct verbs_qp, comp_mask, 352);
+RXE2_PIN_OFF(struct verbs_qp, xrcd, 360);
+RXE2_PIN_SIZE(struct verbs_qp, 368);
+
+RXE2_PIN_SIZE(struct ibv_srq, 128);
+RXE2_PIN_OFF(struct verbs_srq, srq_type, 128);
+RXE2_PIN_OFF(struct verbs_srq, xrcd, 136);
+RXE2_PIN_OFF(struct verbs_srq, cq, 144);
+RXE2_PIN_OFF(struct verbs_srq, srq_num, 152);
+RXE2_PIN_SIZE(struct verbs_srq, 160);
+
+RXE2_PIN_SIZE(struct verbs_context, 648);
+RXE2_PIN_OFF(struct verbs_context, sz, 312);
+RXE2_PIN_OFF(struct verbs_context, context, 320);
+
+/* The wrappers: header + core request, our udata follows at this size */
+RXE2_PIN_SIZE(struct ib_uverbs_cmd_hdr, 8);
+RXE2_PIN_SIZE(struct ibv_get_context, 16);
+RXE2_PIN_SIZE(struct ibv_query_port, 24);
+RXE2_PIN_SIZE(struct ibv_alloc_pd, 16);
+RXE2_PIN_SIZE(struct ibv_reg_mr, 48);
+RXE2_PIN_SIZE(struct ibv_create_cq, 40);
+RXE2_PIN_SIZE(struct ibv_create_qp, 64);
+RXE2_PIN_SIZE(struct ibv_modify_qp, 120);
+RXE2_PIN_SIZE(struct ibv_query_qp, 24);
+RXE2_PIN_SIZE(struct ibv_create_srq, 40);
+RXE2_PIN_SIZE(struct ibv_modify_srq, 24);
+RXE2_PIN_SIZE(struct ibv_query_srq, 24);
+
+/* Core responses: our udata follows at this size */
+RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);
+RXE2_PIN_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
+RXE2_PIN_SIZE(struct ib_uverbs_reg_mr_resp, 12);
+RXE2_PIN_SIZE(struct ib_uverbs_create_cq_resp, 8);
+RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
+RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
+RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);
+#endif /* __x86_64__ */
+
+#endif /* RXE2_IBVERBS_PRIVATE_H */

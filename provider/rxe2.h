@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * librxe2: the libibverbs provider for the rdma_rxe2 soft-RoCE device.
+ * Shared definitions of the provider's objects.
+ */
+#ifndef RXE2_PROVIDER_H
+#define RXE2_PROVIDER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibverbs_private.h"
+#include "rxe2-abi.h"
+
+#define rxe2_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* ------------------------------------------------------------------ */
+/* udata wrappers: libibverbs' core part, then ours (uapi/rxe2-abi.h)  */
+/* ------------------------------------------------------------------ */
+
+struct rxe2_get_context_req {
+	struct ibv_get_context ibv_cmd;
+	struct rxe2_alloc_context_cmd drv;
+};
+
+struct rxe2_get_context_rsp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct rxe2_alloc_context_resp drv;
+};
+
+struct rxe2_create_cq_rsp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct rxe2_create_cq_resp drv;
+};
+
+struct rxe2_create_qp_req {
+	struct ibv_create_qp ibv_cmd;
+	struct rxe2_create_qp_cmd drv;
+};
+
+struct rxe2_create_qp_rsp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct rxe2_create_qp_resp drv;
+};
+
+struct rxe2_create_srq_rsp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct rxe2_create_srq_resp drv;
+};
+
+struct rxe2_create_ah_rsp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct rxe2_create_ah_resp drv;
+};
+
+/* Our udata must start right where the kernel expects it: no padding. */
+#define RXE2_PIN_UDATA(type, core, drv)					\
+	_Static_assert(offsetof(type, drv) == sizeof(core) &&		\
+		       sizeof(type) == sizeof(core) +			\
+		       sizeof(((type *)0)->drv), "udata layout of " #type)
+RXE2_PIN_UDATA(struct rxe2_get_context_req, struct ibv_get_context, drv);
+RXE2_PIN_UDATA(struct rxe2_get_context_rsp,
+	       struct ib_uverbs_get_context_resp, drv);
+RXE2_PIN_UDATA(struct rxe2_create_cq_rsp, struct ib_uverbs_create_cq_resp,
+	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_qp_req, struct ibv_create_qp, drv);
+RXE2_PIN_UDATA(struct rxe2_create_qp_rsp, struct ib_uverbs_create_qp_resp,
+	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_srq_rsp, struct ib_uverbs_create_srq_resp,
+	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_ah_rsp, struct ib_uverbs_create_ah_resp,
+	       drv);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+struct rxe2_device {
+	struct verbs_device vdev;		/* first: libibverbs casts */
+	/* what alloc_device was given, for the canary in alloc_context */
+	struct verbs_sysfs_dev *sysfs_at_alloc;
+};
+
+struct rxe2_context {
+	struct verbs_context vctx;
+};
+
+static inline struct rxe2_context *to_rctx(struct ibv_context *ibctx)
+{
+	return rxe2_container_of(ibctx, struct rxe2_context, vctx.context);
+}
+
+/*
+ * One mapped ring.  "mine" is the private copy of the counter this
+ * process advances; after the ring is mapped the shared copy is only
+ * written from it, never read back, so a scribbled header cannot steer
+ * us.
+ */
+struct rxe2_ring {
+	void *map;			/* NULL when the queue has no ring */
+	size_t map_size;
+	struct rxe2_ring_hdr *hdr;
+	uint8_t *slots;
+	uint32_t num_slots;		/* power of two */
+	uint32_t slot_size;
+	uint32_t mine;
+};
+
+struct rxe2_cq {
+	struct ibv_cq ibcq;
+	pthread_spinlock_t lock;	/* serialises pollers */
+	struct rxe2_ring ring;
+};
+
+static inline struct rxe2_cq *to_rcq(struct ibv_cq *ibcq)
+{
+	return rxe2_container_of(ibcq, struct rxe2_cq, ibcq);
+}
+
+struct rxe2_qp {
+	struct verbs_qp vqp;
+	struct rxe2_ring sq;
+	struct rxe2_ring rq;		/* absent (map == NULL) with an SRQ */
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+};
+
+static inline struct rxe2_qp *to_rqp(struct ibv_qp *ibqp)
+{
+	return rxe2_container_of(ibqp, struct rxe2_qp, vqp.qp);
+}
+
+struct rxe2_srq {
+	struct verbs_srq vsrq;
+	struct rxe2_ring rq;
+	pthread_spinlock_t lock;
+};
+
+static inline struct rxe2_srq *to_rsrq(struct ibv_srq *ibsrq)
+{
+	return rxe2_container_of(ibsrq, struct rxe2_srq, vsrq.srq);
+}
+
+struct rxe2_ah {
+	struct ibv_ah ibah;
+	uint32_t ah_num;		/* goes into UD send WQEs */
+};
+
+static inline struct rxe2_ah *to_rah(struct ibv_ah *ibah)
+{
+	return rxe2_container_of(ibah, struct rxe2_ah, ibah);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points, one file per object                                   */
+/* ------------------------------------------------------------------ */
+
+/* rxe2_ring.c */
+enum rxe2_ring_kind { RXE2_RING_SQ, RXE2_RING_RQ, RXE2_RING_CQ };
+int rxe2_ring_map(struct ibv_context *ibctx, struct rxe2_ring *ring,
+		  enum rxe2_ring_kind kind, const struct rxe2_ring_info *info,
+		  uint32_t min_slots, uint32_t min_slot_size);
+void rxe2_ring_unmap(struct rxe2_ring *ring);
+bool rxe2_ring_info_absent(const struct rxe2_ring_info *info);
+uint32_t rxe2_recv_slot_size(uint32_t max_sge);
+uint32_t rxe2_send_slot_size(uint32_t max_sge, uint32_t max_inline);
+
+/* rxe2_device.c */
+int rxe2_query_device_ex(struct ibv_context *ibctx,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int rxe2_query_port(struct ibv_context *ibctx, uint8_t port_num,
+		    struct ibv_port_attr *port_attr);
+
+/* rxe2_pd.c */
+struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx);
+int rxe2_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int rxe2_dereg_mr(struct verbs_mr *vmr);
+
+/* rxe2_cq.c */
+struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int rxe2_destroy_cq(struct ibv_cq *ibcq);
+
+/* rxe2_qp.c */
+struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
+int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int rxe2_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int rxe2_destroy_qp(struct ibv_qp *ibqp);
+int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+
+/* rxe2_srq.c */
+struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
+				struct ibv_srq_init_attr *attr);
+int rxe2_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int rxe2_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int rxe2_destroy_srq(struct ibv_srq *ibsrq);
+int rxe2_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/* rxe2_ah.c */
+struct ibv_ah *rxe2_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int rxe2_destroy_ah(struct ibv_ah *ibah);
+
+#endif /* RXE2_PROVIDER_H */

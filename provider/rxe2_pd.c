@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * librxe2: protection domains and memory regions.  Both live entirely
+ * in the kernel; the process keeps only handles and keys.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rxe2.h"
+
+struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ibv_alloc_pd cmd = {};
+	struct ib_uverbs_alloc_pd_resp resp = {};
+	struct ibv_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	return pd;
+}
+
+int rxe2_dealloc_pd(struct ibv_pd *pd)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_pd(pd);
+	if (err)
+		return err;
+	free(pd);
+	return 0;
+}
+
+/* libibverbs requires a full verbs_mr: it reads mr_type and access. */
+struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access)
+{
+	struct ibv_reg_mr cmd = {};
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int rxe2_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+	free(vmr);
+	return 0;
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * librxe2: shared receive queues.  The process owns the receive ring;
+ * the kernel owns the limit and the arming of the limit event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rxe2.h"
+
+struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
+				struct ibv_srq_init_attr *attr)
+{
+	/* work on a copy: the caller's attributes change only on success */
+	struct ibv_srq_init_attr granted = *attr;
+	struct ibv_create_srq cmd = {};
+	struct rxe2_create_srq_rsp rsp = {};
+	struct rxe2_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+
+	err = ibv_cmd_create_srq(ibpd, &srq->vsrq.srq, &granted, &cmd,
+				 sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
+	if (err)
+		goto err_lock;
+
+	err = rxe2_ring_map(ibpd->context, &srq->rq, RXE2_RING_RQ, &rsp.drv.rq,
+			    granted.attr.max_wr,
+			    rxe2_recv_slot_size(granted.attr.max_sge));
+	if (err)
+		goto err_destroy;
+
+	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	attr->attr.max_wr = granted.attr.max_wr;
+	attr->attr.max_sge = granted.attr.max_sge;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_lock:
+	pthread_spin_destroy(&srq->lock);
+err_free:
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+int rxe2_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	/*
+	 * Resizing would replace the mapped ring, and the ABI has no
+	 * response that describes a new one.
+	 */
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return EOPNOTSUPP;
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int rxe2_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int rxe2_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct rxe2_srq *srq = to_rsrq(ibsrq);
+	int err;
+
+	err = ibv_cmd_destroy_srq(ibsrq);
+	if (err)
+		return err;
+	rxe2_ring_unmap(&srq->rq);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+/* The data path comes with the next issue; until then refuse honestly. */
+int rxe2_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	(void)ibsrq;
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues: sizes at and beyond the device limit, completion
+ * vectors, completion channels, notification, polling an empty CQ and a
+ * CQ that cannot die while a QP uses it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tap.h"
+#include "util.h"
+
+static void test_sizes(struct ibv_context *ctx, const struct ibv_device_attr *a)
+{
+	struct ibv_cq *cq;
+
+	cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	if (tap_ok(cq != NULL, "ibv_create_cq cqe 1")) {
+		tap_ok(cq->cqe >= 1, "reported cqe %d >= 1", cq->cqe);
+		tap_ret_errno(ibv_destroy_cq(cq), 0, "ibv_destroy_cq");
+	}
+	cq = ibv_create_cq(ctx, a->max_cqe, NULL, NULL, 0);
+	if (tap_ok(cq != NULL, "ibv_create_cq cqe max_cqe (%d)", a->max_cqe)) {
+		tap_ok(cq->cqe >= a->max_cqe, "reported cqe %d >= %d", cq->cqe,
+		       a->max_cqe);
+		tap_ret_errno(ibv_destroy_cq(cq), 0, "ibv_destroy_cq");
+	}
+	cq = ibv_create_cq(ctx, a->max_cqe + 1, NULL, NULL, 0);
+	tap_null_errno(cq, EINVAL, "ibv_create_cq cqe max_cqe+1 -> EINVAL");
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, 0, NULL, NULL, 0);
+	tap_null_errno(cq, EINVAL, "ibv_create_cq cqe 0 -> EINVAL");
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, -1, NULL, NULL, 0);
+	tap_null_errno(cq, EINVAL, "ibv_create_cq cqe -1 -> EINVAL");
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+static void test_vectors(struct ibv_context *ctx)
+{
+	struct ibv_cq *cq;
+	int n = ctx->num_comp_vectors;
+
+	tap_ok(n >= 1, "num_comp_vectors %d >= 1", n);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, n - 1);
+	tap_ok(cq != NULL, "ibv_create_cq comp_vector num_comp_vectors-1");
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, n);
+	tap_null_errno(cq, EINVAL,
+		       "ibv_create_cq comp_vector num_comp_vectors -> EINVAL");
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+static void test_channel(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch;
+	struct ibv_wc wc[4];
+	struct ibv_cq *cq;
+
+	ch = ibv_create_comp_channel(ctx);
+	if (!tap_ok(ch != NULL, "ibv_create_comp_channel"))
+		return;
+	tap_ok(ch->fd >= 0, "the channel has an fd");
+	cq = ibv_create_cq(ctx, 16, (void *)0x1234, ch, 0);
+	if (tap_ok(cq != NULL, "ibv_create_cq on the channel")) {
+		tap_ok(cq->channel == ch && cq->cq_context == (void *)0x1234,
+		       "the CQ keeps its channel and cq_context");
+		tap_ret_errno(ibv_req_notify_cq(cq, 0), 0,
+			      "ibv_req_notify_cq next completion");
+		tap_ret_errno(ibv_req_notify_cq(cq, 1), 0,
+			      "ibv_req_notify_cq solicited only");
+		tap_ret(ibv_poll_cq(cq, 4, wc), 0,
+			"ibv_poll_cq on an empty CQ returns 0");
+		tap_ret_errno(ibv_destroy_comp_channel(ch), EBUSY,
+			      "ibv_destroy_comp_channel with a CQ on it -> EBUSY");
+		tap_ret_errno(ibv_destroy_cq(cq), 0, "ibv_destroy_cq");
+	}
+	tap_ret_errno(ibv_destroy_comp_channel(ch), 0,
+		      "ibv_destroy_comp_channel");
+}
+
+static void test_busy(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp;
+
+	if (!pd || !cq)
+		tap_bail("ibv_alloc_pd/ibv_create_cq");
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	qp = ibv_create_qp(pd, &init);
+	if (tap_ok(qp != NULL, "ibv_create_qp on the CQ")) {
+		tap_ret_errno(ibv_destroy_cq(cq), EBUSY,
+			      "ibv_destroy_cq used by a QP -> EBUSY");
+		tap_ret_errno(ibv_destroy_qp(qp), 0, "ibv_destroy_qp");
+	}
+	tap_ret_errno(ibv_destroy_cq(cq), 0, "then ibv_destroy_cq succeeds");
+	ibv_dealloc_pd(pd);
+}
+
+int main(void)
+{
+	const char *dev = test_dev_name();
+	struct ibv_context *ctx = test_open(dev);
+	struct ibv_device_attr a;
+
+	if (ibv_query_device(ctx, &a))
+		tap_bail("ibv_query_device");
+	test_sizes(ctx, &a);
+	test_vectors(ctx);
+	test_channel(ctx);
+	test_busy(ctx);
+	ibv_close_device(ctx);
+	return tap_done();
+}

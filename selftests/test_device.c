@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device, port and GID queries: ibv_devices, ibv_query_device(_ex),
+ * ibv_query_port, ibv_query_gid(_ex), ibv_query_gid_type, ibv_devinfo.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "util.h"
+
+static char *run_cmd(const char *cmd, int *status)
+{
+	static char out[65536];
+	size_t n = 0, r;
+	FILE *f = popen(cmd, "r");
+
+	out[0] = 0;
+	if (!f) {
+		*status = -1;
+		return out;
+	}
+	while (n < sizeof(out) - 1 &&
+	       (r = fread(out + n, 1, sizeof(out) - 1 - n, f)) > 0)
+		n += r;
+	out[n] = 0;
+	*status = pclose(f);
+	return out;
+}
+
+/* Does any line of text contain both a and b? */
+static bool line_has(const char *text, const char *a, const char *b)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char line[512];
+
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = 0;
+		if (strstr(line, a) && strstr(line, b))
+			return true;
+		p = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static uint64_t sysfs_guid(const char *dev)
+{
+	char path[256], buf[64];
+	unsigned int a, b, c, d;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/node_guid",
+		 dev);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f) ||
+	    sscanf(buf, "%x:%x:%x:%x", &a, &b, &c, &d) != 4) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return (uint64_t)a << 48 | (uint64_t)b << 32 | (uint64_t)c << 16 | d;
+}
+
+static void test_list(const char *dev)
+{
+	const char *ref = test_ref_dev_name();
+	char *out;
+	int st;
+
+	out = run_cmd("ibv_devices 2>&1", &st);
+	tap_ok(st == 0, "ibv_devices exits 0");
+	tap_ok(line_has(out, dev, "") , "ibv_devices lists %s", dev);
+	tap_ok(line_has(out, ref, ""), "ibv_devices lists %s", ref);
+}
+
+static void test_query_device(struct ibv_context *ctx, const char *dev,
+			      bool rxe2)
+{
+	struct ibv_device_attr a;
+	struct ibv_device_attr_ex ax;
+	struct ibv_query_device_ex_input in = {};
+	static const struct {
+		const char *name;
+		size_t off;
+	} params[] = {
+#define P(f) { #f, __builtin_offsetof(struct ibv_device_attr, f) }
+		P(max_qp), P(max_qp_wr), P(max_cq), P(max_cqe), P(max_mr),
+		P(max_pd), P(max_srq), P(max_srq_wr), P(max_srq_sge),
+		P(max_ah),
+#undef P
+	};
+	unsigned int i;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	if (!tap_ret_errno(ibv_query_device(ctx, &a), 0, "ibv_query_device"))
+		return;
+	tap_ok(a.node_guid != 0, "node_guid is non-zero");
+	tap_ok(be64toh(a.node_guid) == sysfs_guid(dev),
+	       "node_guid matches sysfs node_guid");
+	tap_ok(a.sys_image_guid != 0, "sys_image_guid is non-zero");
+	tap_ok(a.max_mr_size > 0, "max_mr_size > 0");
+	tap_ok(a.page_size_cap & 4096, "page_size_cap includes 4 KiB");
+	tap_ok(a.phys_port_cnt == 1, "phys_port_cnt == 1");
+	tap_ok(a.max_qp >= 1 && a.max_qp_wr >= 1 && a.max_sge >= 1 &&
+	       a.max_cq >= 1 && a.max_cqe >= 1 && a.max_mr >= 1 &&
+	       a.max_pd >= 1 && a.max_ah >= 1,
+	       "max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd max_ah >= 1");
+	tap_ok(a.max_srq >= 1 && a.max_srq_wr >= 1 && a.max_srq_sge >= 1,
+	       "max_srq max_srq_wr max_srq_sge >= 1");
+	tap_ok(a.max_sge_rd >= 1 && a.max_sge_rd <= a.max_sge,
+	       "1 <= max_sge_rd <= max_sge");
+	tap_ok(a.max_qp_rd_atom >= 1 && a.max_qp_init_rd_atom >= 1,
+	       "max_qp_rd_atom, max_qp_init_rd_atom >= 1");
+	tap_ok(a.max_pkeys >= 1, "max_pkeys >= 1");
+	if (rxe2) {
+		tap_ok(is_pow2(a.max_cqe), "max_cqe %d is a power of two (rxe2)",
+		       a.max_cqe);
+		for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+			long want = module_param(params[i].name);
+			int got = *(int *)((char *)&a + params[i].off);
+
+			if (want < 0) {
+				tap_skip("module parameter %s not exposed",
+					 params[i].name);
+				continue;
+			}
+			tap_ret(got, want, "%s equals the module parameter (rxe2)",
+				params[i].name);
+		}
+	} else {
+		tap_skip("max_cqe power of two: rxe2 only");
+	}
+
+	memset(&ax, 0, sizeof(ax));
+	ret = ibv_query_device_ex(ctx, &in, &ax);
+	tap_ret_errno(ret, 0, "ibv_query_device_ex, input comp_mask 0");
+	tap_ok(!ret && !memcmp(&ax.orig_attr, &a, sizeof(a)),
+	       "ibv_query_device_ex orig_attr equals ibv_query_device");
+	ret = ibv_query_device_ex(ctx, NULL, &ax);
+	tap_ret_errno(ret, 0, "ibv_query_device_ex without input");
+	in.comp_mask = 1;
+	tap_ret_errno(ibv_query_device_ex(ctx, &in, &ax), EINVAL,
+		      "ibv_query_device_ex, unknown input comp_mask -> EINVAL");
+}
+
+static void test_query_port(struct ibv_context *ctx)
+{
+	struct ibv_port_attr p;
+
+	memset(&p, 0, sizeof(p));
+	if (!tap_ret_errno(ibv_query_port(ctx, PORT, &p), 0,
+			   "ibv_query_port 1"))
+		return;
+	tap_ret(p.state, IBV_PORT_ACTIVE, "port state ACTIVE");
+	tap_ret(p.link_layer, IBV_LINK_LAYER_ETHERNET,
+		"port link_layer ETHERNET");
+	tap_ok(p.active_mtu >= IBV_MTU_256 && p.active_mtu <= p.max_mtu,
+	       "256 <= active_mtu (%d) <= max_mtu (%d)", p.active_mtu,
+	       p.max_mtu);
+	tap_ok(p.gid_tbl_len > 0, "gid_tbl_len %d > 0", p.gid_tbl_len);
+	tap_ok(p.pkey_tbl_len >= 1, "pkey_tbl_len >= 1");
+	tap_ret_errno(ibv_query_port(ctx, 2, &p), EINVAL,
+		      "ibv_query_port 2 -> EINVAL");
+	tap_ret_errno(ibv_query_port(ctx, 0, &p), EINVAL,
+		      "ibv_query_port 0 -> EINVAL");
+}
+
+static bool netdev_has_ipv4(uint32_t ifindex, const uint8_t *v4)
+{
+	char name[IF_NAMESIZE];
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (!if_indextoname(ifindex, name) || getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i; i = i->ifa_next) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)i->ifa_addr;
+
+		if (!sin || sin->sin_family != AF_INET ||
+		    strcmp(i->ifa_name, name))
+			continue;
+		if (!memcmp(&sin->sin_addr, v4, 4))
+			found = true;
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+/* A global IPv6 address of the netdev that also is a RoCEv2 GID. */
+static int find_ipv6_gid(struct ibv_context *ctx, uint32_t ifindex,
+			 int tbl_len, char *addr, size_t len)
+{
+	char name[IF_NAMESIZE];
+	struct ifaddrs *ifa, *i;
+	int found = -1, idx;
+
+	if (!if_indextoname(ifindex, name) || getifaddrs(&ifa))
+		return -1;
+	for (i = ifa; i && found < 0; i = i->ifa_next) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)i->ifa_addr;
+
+		if (!sin6 || sin6->sin6_family != AF_INET6 ||
+		    strcmp(i->ifa_name, name) ||
+		    IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
+			continue;
+		inet_ntop(AF_INET6, &sin6->sin6_addr, addr, len);
+		for (idx = 0; idx < tbl_len; idx++) {
+			struct ibv_gid_entry e;
+
+			if (ibv_query_gid_ex(ctx, PORT, idx, &e, 0) ||
+			    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    memcmp(e.gid.raw, &sin6->sin6_addr, 16))
+				continue;
+			found = idx;
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+static bool sysfs_gid_type_is_v2(const char *dev, int idx)
+{
+	char path[256], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d", dev,
+		 idx);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strcmp(buf, "RoCE v2\n");
+}
+
+static void test_gid(struct ibv_context *ctx, const char *dev)
+{
+	struct ibv_port_attr p;
+	struct ibv_gid_entry e;
+	union ibv_gid gid, gid2;
+	char buf[INET6_ADDRSTRLEN];
+	int idx;
+
+	if (ibv_query_port(ctx, PORT, &p))
+		tap_bail("ibv_query_port");
+	tap_neg_errno(ibv_query_gid(ctx, PORT, 0, &gid), 0,
+		      "ibv_query_gid index 0");
+	idx = find_ipv4_gid(ctx, &gid);
+	if (!tap_ok(idx >= 0, "a RoCEv2 GID ::ffff:a.b.c.d is in the table"))
+		return;
+	inet_ntop(AF_INET6, gid.raw, buf, sizeof(buf));
+	tap_diag("IPv4 RoCEv2 GID at index %d: %s", idx, buf);
+	memset(&e, 0, sizeof(e));
+	tap_ret_errno(ibv_query_gid_ex(ctx, PORT, idx, &e, 0), 0,
+		      "ibv_query_gid_ex on it");
+	tap_ok(e.gid_index == (uint32_t)idx && e.port_num == PORT,
+	       "ibv_query_gid_ex reports its index and port");
+	tap_ok(e.ndev_ifindex && netdev_has_ipv4(e.ndev_ifindex, gid.raw + 12),
+	       "its netdev (ifindex %u) holds the IPv4 address", e.ndev_ifindex);
+	tap_neg_errno(ibv_query_gid(ctx, PORT, idx, &gid2), 0,
+		      "ibv_query_gid on it");
+	tap_ok(!memcmp(&gid, &gid2, sizeof(gid)),
+	       "ibv_query_gid and ibv_query_gid_ex agree");
+	/*
+	 * ibv_query_gid_type() is IBVERBS_PRIVATE; the public API reports
+	 * the type through ibv_query_gid_ex() and sysfs, which is what the
+	 * private helper reads.
+	 */
+	tap_ret(e.gid_type, IBV_GID_TYPE_ROCE_V2,
+		"ibv_query_gid_ex type is IBV_GID_TYPE_ROCE_V2");
+	tap_ok(sysfs_gid_type_is_v2(dev, idx),
+	       "sysfs gid_attrs/types/%d says RoCE v2", idx);
+	buf[0] = 0;
+	idx = find_ipv6_gid(ctx, e.ndev_ifindex, p.gid_tbl_len, buf,
+			    sizeof(buf));
+	tap_ok(idx >= 0, "the netdev's global IPv6 address %s is a RoCEv2 GID",
+	       buf[0] ? buf : "(none)");
+	tap_ret_errno(ibv_query_gid_ex(ctx, PORT, p.gid_tbl_len, &e, 0),
+		      EINVAL, "ibv_query_gid_ex index gid_tbl_len -> EINVAL");
+	tap_ret_errno(ibv_query_gid_ex(ctx, 2, 0, &e, 0), EINVAL,
+		      "ibv_query_gid_ex port 2 -> EINVAL");
+}
+
+static void test_devinfo(const char *dev)
+{
+	char cmd[256];
+	char *out;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s 2>&1", dev);
+	out = run_cmd(cmd, &st);
+	tap_ok(st == 0, "ibv_devinfo -v -d %s exits 0", dev);
+	tap_ok(line_has(out, "hca_id:", dev), "ibv_devinfo shows hca_id %s",
+	       dev);
+	tap_ok(line_has(out, "transport:", "InfiniBand"),
+	       "ibv_devinfo shows transport: InfiniBand");
+	tap_ok(line_has(out, "port:", "1"), "ibv_devinfo shows port 1");
+	tap_ok(line_has(out, "state:", "PORT_ACTIVE"),
+	       "ibv_devinfo shows state: PORT_ACTIVE");
+	tap_ok(line_has(out, "link_layer:", "Ethernet"),
+	       "ibv_devinfo shows link_layer: Ethernet");
+	if (st)
+		tap_diag("ibv_devinfo said: %.400s", out);
+}
+
+int main(void)
+{
+	const char *dev = test_dev_name();
+	bool rxe2 = test_is_rxe2(dev);
+	struct ibv_context *ctx = test_open(dev);
+
+	tap_diag("device %s%s", dev, rxe2 ? " (rxe2)" : " (not rxe2)");
+	test_list(dev);
+	test_query_device(ctx, dev, rxe2);
+	test_query_port(ctx);
+	test_gid(ctx, dev);
+	test_devinfo(dev);
+	ibv_close_device(ctx);
+	return tap_done();
+}

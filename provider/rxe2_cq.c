@@ -19,6 +19,12 @@ struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
 	struct rxe2_cq *cq;
 	int err;
 
+	/* a channel of another context would deliver events to its owner */
+	if (channel && channel->context != ibctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;

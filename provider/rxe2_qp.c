@@ -13,7 +13,8 @@
 /* The init attributes this provider understands */
 #define RXE2_QP_INIT_ATTR_SUPPORTED IBV_QP_INIT_ATTR_PD
 
-static int rxe2_check_qp_init_attr(const struct ibv_qp_init_attr_ex *attr)
+static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
+				   const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~(uint32_t)RXE2_QP_INIT_ATTR_SUPPORTED)
 		return EOPNOTSUPP;
@@ -36,6 +37,16 @@ static int rxe2_check_qp_init_attr(const struct ibv_qp_init_attr_ex *attr)
 
 	/* libibverbs dereferences both CQs when building the command */
 	if (!attr->send_cq || !attr->recv_cq)
+		return EINVAL;
+
+	/*
+	 * The kernel resolves handles in this context's file only: an object
+	 * of another context whose handle number happens to exist here would
+	 * silently name the wrong object.
+	 */
+	if (attr->pd->context != ibctx || attr->send_cq->context != ibctx ||
+	    attr->recv_cq->context != ibctx ||
+	    (attr->srq && attr->srq->context != ibctx))
 		return EINVAL;
 	return 0;
 }
@@ -81,7 +92,7 @@ struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 	struct rxe2_qp *qp;
 	int err;
 
-	err = rxe2_check_qp_init_attr(attr);
+	err = rxe2_check_qp_init_attr(ibctx, attr);
 	if (err) {
 		errno = err;
 		return NULL;

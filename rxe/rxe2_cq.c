@@ -1,17 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: CQs (placeholder, being written).
+ * rxe2: completion queues.  The data path produces rxe2_cqe entries into
+ * the ring; a process polls them itself, a kernel consumer through
+ * rxe2_poll_cq().
  */
+#include <rdma/uverbs_ioctl.h>
+
 #include "rxe2_verbs.h"
 
+static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			struct ib_udata *udata)
+{
+	struct rxe2_dev *rdev = to_rdev(ibcq->device);
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	struct rxe2_create_cq_resp resp = {};
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > rdev->attr.max_cqe)
+		return -EINVAL;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	ret = rxe2_ring_init(&cq->ring, attr->cqe, RXE2_CQE_SIZE, true, udata);
+	if (ret)
+		return ret;
+	cq->is_user = !!udata;
+	/* producer - consumer may reach num_slots: every slot is usable */
+	ibcq->cqe = cq->ring.num_slots;
+
+	ret = rxe2_table_add(&rdev->cq_table, NULL, &cq->index);
+	if (ret)
+		goto err_ring;
+
+	if (udata) {
+		rxe2_ring_get_info(&cq->ring, &resp.cq);
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_table;
+	}
+	rxe2_table_publish(&rdev->cq_table, cq->index, cq);
+	return 0;
+
+err_table:
+	rxe2_table_remove(&rdev->cq_table, cq->index);
+err_ring:
+	rxe2_ring_cleanup(&cq->ring);
+	return ret;
+}
+
+#ifdef RXE2_HAVE_CREATE_CQ_ATTRS
+int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	return rxe2_cq_init(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+#else
 int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	return rxe2_cq_init(ibcq, attr, udata);
 }
+#endif
 
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	struct rxe2_cq *cq = to_rcq(ibcq);
+
+	rxe2_table_remove(&to_rdev(ibcq->device)->cq_table, cq->index);
+	rxe2_ring_cleanup(&cq->ring);
 	return 0;
 }
 
@@ -22,10 +85,71 @@ int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->ring.lock, irqflags);
+	/* a solicited request does not weaken an armed next-completion */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !rxe2_ring_empty(&cq->ring))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->ring.lock, irqflags);
+	return ret;
+}
+
+static void rxe2_cqe_to_wc(struct rxe2_dev *rdev, const struct rxe2_cqe *cqe,
+			   struct ib_wc *wc)
+{
+	struct rxe2_qp *qp;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	/* ib_wc_opcode takes its values from the uverbs ones */
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->ex.imm_data = (__force __be32)cqe->ex;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = cqe->wc_flags;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+	wc->port_num = cqe->port_num;
+	/* ib_core keeps a QP alive until its completions are polled */
+	qp = xa_load(&rdev->qp_table.xa, cqe->qp_num);
+	wc->qp = qp ? &qp->ibqp : NULL;
 }
 
 int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	struct rxe2_dev *rdev = to_rdev(ibcq->device);
+	unsigned long irqflags;
+	int avail, n = 0;
+
+	/* a process polls its own ring */
+	if (cq->is_user)
+		return -EOPNOTSUPP;
+
+	spin_lock_irqsave(&cq->ring.lock, irqflags);
+	avail = rxe2_ring_client_avail(&cq->ring);
+	if (avail < 0) {
+		spin_unlock_irqrestore(&cq->ring.lock, irqflags);
+		return avail;
+	}
+	rcu_read_lock();
+	while (n < num_entries && n < avail) {
+		rxe2_cqe_to_wc(rdev, rxe2_ring_slot(&cq->ring,
+						    cq->ring.client_index),
+			       &wc[n]);
+		rxe2_ring_client_advance(&cq->ring);
+		n++;
+	}
+	rcu_read_unlock();
+	spin_unlock_irqrestore(&cq->ring.lock, irqflags);
+	return n;
 }

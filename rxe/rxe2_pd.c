@@ -1,43 +1,158 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: PD and AH (placeholder, being written).
+ * rxe2: protection domains, address handles, and the verbs half of the
+ * device's ops.
  */
+#include <rdma/ib_cache.h>
+
 #include "rxe2_verbs.h"
 
 int rxe2_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_dev *rdev = to_rdev(ibpd->device);
+	struct rxe2_pd *pd = to_rpd(ibpd);
+	int ret;
+
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+	return rxe2_table_add(&rdev->pd_table, pd, &pd->index);
 }
 
 int rxe2_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct rxe2_pd *pd = to_rpd(ibpd);
+
+	rxe2_table_remove(&to_rdev(ibpd->device)->pd_table, pd->index);
+	return 0;
+}
+
+/*
+ * RoCEv2 needs a GRH whose source GID ib_core has already resolved into a
+ * gid attribute of our port; anything else cannot be sent.
+ */
+int rxe2_check_ah_attr(struct rxe2_dev *rdev, const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    rdma_ah_get_port_num(attr) != RXE2_PORT ||
+	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(attr);
+	if (!grh->sgid_attr || grh->sgid_attr->device != &rdev->ibdev ||
+	    grh->sgid_attr->port_num != RXE2_PORT ||
+	    grh->sgid_attr->index != grh->sgid_index)
+		return -EINVAL;
+	if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	return 0;
+}
+
+static int rxe2_ah_init(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			struct ib_udata *udata)
+{
+	struct rxe2_dev *rdev = to_rdev(ibah->device);
+	struct rxe2_ah *ah = to_rah(ibah);
+	struct rxe2_create_ah_resp resp = {};
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ?
+		    GFP_KERNEL : GFP_ATOMIC;
+	int ret;
+
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	ret = rxe2_check_ah_attr(rdev, init->ah_attr);
+	if (ret)
+		return ret;
+
+	ah->attr = *init->ah_attr;
+	ret = rxe2_table_add_gfp(&rdev->ah_table, NULL, &ah->ah_num, gfp);
+	if (ret)
+		return ret;
+
+	if (udata) {
+		resp.ah_num = ah->ah_num;
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (ret) {
+			rxe2_table_remove(&rdev->ah_table, ah->ah_num);
+			return ret;
+		}
+	}
+	rxe2_table_publish(&rdev->ah_table, ah->ah_num, ah);
 	return 0;
 }
 
 int rxe2_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	return rxe2_ah_init(ibah, init_attr, udata);
 }
 
 int rxe2_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 			struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	if (!udata)
+		return -EINVAL;
+	return rxe2_ah_init(ibah, init_attr, udata);
 }
 
 int rxe2_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
-	return -EOPNOTSUPP;
+	*attr = to_rah(ibah)->attr;
+	/* the caller holds no reference on it */
+	attr->grh.sgid_attr = NULL;
+	return 0;
 }
 
 int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	struct rxe2_ah *ah = to_rah(ibah);
+
+	rxe2_table_remove(&to_rdev(ibah->device)->ah_table, ah->ah_num);
 	return 0;
 }
 
 const struct ib_device_ops rxe2_verbs_ops = {
 	.alloc_pd = rxe2_alloc_pd,
 	.dealloc_pd = rxe2_dealloc_pd,
+
+	.create_ah = rxe2_create_ah,
+	.create_user_ah = rxe2_create_user_ah,
+	.query_ah = rxe2_query_ah,
+	.destroy_ah = rxe2_destroy_ah,
+
+	.get_dma_mr = rxe2_get_dma_mr,
+	.reg_user_mr = rxe2_reg_user_mr,
+	.dereg_mr = rxe2_dereg_mr,
+
+	.create_cq = rxe2_create_cq,
+	.destroy_cq = rxe2_destroy_cq,
+	.resize_cq = rxe2_resize_cq,
+	.req_notify_cq = rxe2_req_notify_cq,
+	.poll_cq = rxe2_poll_cq,
+
+	.create_qp = rxe2_create_qp,
+	.modify_qp = rxe2_modify_qp,
+	.query_qp = rxe2_query_qp,
+	.destroy_qp = rxe2_destroy_qp,
+	.post_send = rxe2_post_send,
+	.post_recv = rxe2_post_recv,
+
+	.create_srq = rxe2_create_srq,
+	.modify_srq = rxe2_modify_srq,
+	.query_srq = rxe2_query_srq,
+	.destroy_srq = rxe2_destroy_srq,
+	.post_srq_recv = rxe2_post_srq_recv,
+
+	.mmap = rxe2_mmap,
+	.mmap_free = rxe2_mmap_free,
+
 	INIT_RDMA_OBJ_SIZE(ib_pd, rxe2_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ah, rxe2_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, rxe2_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, rxe2_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rxe2_srq, ibsrq),
 };

@@ -1,40 +1,471 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: QPs (placeholder, being written).
+ * rxe2: queue pairs.  Creation sizes the SQ and RQ rings, modify_qp runs
+ * the IBTA state machine (transitions and attribute masks come from
+ * ib_modify_qp_is_ok(); the value ranges are checked here), query_qp
+ * reports what was set.
  */
+#include <rdma/ib_cache.h>
+
 #include "rxe2_verbs.h"
+
+#define RXE2_PSN_MASK		0xffffffu
+#define RXE2_QPN_MASK		0xffffffu
+#define RXE2_MAX_TIMEOUT	31
+#define RXE2_MAX_RETRY		7
+#define RXE2_MAX_RNR_TIMER	31
+#define RXE2_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+u32 rxe2_send_slot_size(u32 max_sge, u32 max_inline)
+{
+	return ALIGN(RXE2_SEND_WQE_HDR_SIZE +
+		     max(max_sge * (u32)sizeof(struct rxe2_sge), max_inline),
+		     64);
+}
+
+u32 rxe2_recv_slot_size(u32 max_sge)
+{
+	return ALIGN(RXE2_RECV_WQE_HDR_SIZE +
+		     max_sge * (u32)sizeof(struct rxe2_sge), 16);
+}
+
+/*
+ * Driver data of create_qp: struct rxe2_create_qp_cmd.  A shorter command
+ * (an older provider) reads as zero-filled; bytes beyond the struct must
+ * be zero (a newer provider asking for something we lack: EOPNOTSUPP).
+ * comp_mask announces optional features, none of which exist yet
+ * (EOPNOTSUPP); a non-zero reserved field is malformed (EINVAL).
+ */
+static int rxe2_qp_read_cmd(struct ib_udata *udata,
+			    struct rxe2_create_qp_cmd *cmd)
+{
+	size_t len = min(udata->inlen, sizeof(*cmd));
+	int ret;
+
+	memset(cmd, 0, sizeof(*cmd));
+	ret = ib_copy_from_udata(cmd, udata, len);
+	if (ret)
+		return ret;
+	if (udata->inlen > sizeof(*cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*cmd),
+				 udata->inlen - sizeof(*cmd)))
+		return -EOPNOTSUPP;
+	if (cmd->comp_mask)
+		return -EOPNOTSUPP;
+	if (cmd->reserved)
+		return -EINVAL;
+	return 0;
+}
+
+static int rxe2_qp_check_cap(struct rxe2_dev *rdev,
+			     const struct ib_qp_init_attr *init)
+{
+	const struct ib_device_attr *a = &rdev->attr;
+	const struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > a->max_qp_wr ||
+	    cap->max_send_sge > a->max_send_sge ||
+	    cap->max_inline_data > rdev->max_inline_data)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > a->max_qp_wr ||
+			   cap->max_recv_sge > a->max_recv_sge))
+		return -EINVAL;
+	return 0;
+}
+
+static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
+			      struct ib_qp_init_attr *init,
+			      struct ib_udata *udata)
+{
+	const struct ib_device_attr *a = &rdev->attr;
+	struct ib_qp_cap *cap = &init->cap;
+	u32 slot, room;
+	int ret;
+
+	slot = rxe2_send_slot_size(cap->max_send_sge, cap->max_inline_data);
+	ret = rxe2_ring_init(&qp->sq, cap->max_send_wr, slot, false, udata);
+	if (ret)
+		return ret;
+	/* the slot is rounded up: report all of it that the limits allow */
+	room = slot - RXE2_SEND_WQE_HDR_SIZE;
+	qp->cap.max_send_wr = qp->sq.num_slots;
+	qp->cap.max_send_sge = min_t(u32, room / sizeof(struct rxe2_sge),
+				     a->max_send_sge);
+	qp->cap.max_inline_data = min_t(u32, room, rdev->max_inline_data);
+
+	qp->has_rq = !init->srq;
+	if (qp->has_rq) {
+		slot = rxe2_recv_slot_size(cap->max_recv_sge);
+		ret = rxe2_ring_init(&qp->rq, cap->max_recv_wr, slot, false,
+				     udata);
+		if (ret) {
+			rxe2_ring_cleanup(&qp->sq);
+			return ret;
+		}
+		qp->cap.max_recv_wr = qp->rq.num_slots;
+		qp->cap.max_recv_sge = cap->max_recv_sge;
+	}
+	*cap = qp->cap;
+	return 0;
+}
+
+static void rxe2_qp_free_rings(struct rxe2_qp *qp)
+{
+	if (qp->has_rq)
+		rxe2_ring_cleanup(&qp->rq);
+	rxe2_ring_cleanup(&qp->sq);
+}
 
 int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_dev *rdev = to_rdev(ibqp->device);
+	struct rxe2_qp *qp = to_rqp(ibqp);
+	struct rxe2_create_qp_resp resp = {};
+	struct rxe2_create_qp_cmd cmd;
+	u32 qpn;
+	int ret;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* QP1 belongs to ib_mad; a process never gets one */
+		if (udata || init->port_num != RXE2_PORT)
+			return -EOPNOTSUPP;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || (!init->recv_cq && !init->srq))
+		return -EINVAL;
+	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    init->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+	ret = rxe2_qp_check_cap(rdev, init);
+	if (ret)
+		return ret;
+	if (udata) {
+		ret = rxe2_qp_read_cmd(udata, &cmd);
+		if (ret)
+			return ret;
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+	}
+
+	qp->is_user = !!udata;
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->state = IB_QPS_RESET;
+	mutex_init(&qp->state_lock);
+
+	ret = rxe2_qp_init_rings(rdev, qp, init, udata);
+	if (ret)
+		return ret;
+
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		ret = rxe2_table_add_at(&rdev->qp_table, NULL, qpn);
+	} else {
+		ret = rxe2_table_add(&rdev->qp_table, NULL, &qpn);
+	}
+	if (ret)
+		goto err_rings;
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		rxe2_ring_get_info(&qp->sq, &resp.sq);
+		if (qp->has_rq)
+			rxe2_ring_get_info(&qp->rq, &resp.rq);
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_table;
+	}
+	rxe2_table_publish(&rdev->qp_table, qpn, qp);
+	return 0;
+
+err_table:
+	rxe2_table_remove(&rdev->qp_table, qpn);
+err_rings:
+	rxe2_qp_free_rings(qp);
+	return ret;
+}
+
+int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct rxe2_qp *qp = to_rqp(ibqp);
+
+	rxe2_table_remove(&to_rdev(ibqp->device)->qp_table, ibqp->qp_num);
+	rxe2_qp_free_rings(qp);
+	mutex_destroy(&qp->state_lock);
+	return 0;
+}
+
+/* value ranges; which attributes may appear is ib_modify_qp_is_ok()'s job */
+static int rxe2_qp_check_attr(struct rxe2_dev *rdev, struct rxe2_qp *qp,
+			      const struct ib_qp_attr *attr, int mask)
+{
+	const struct ib_device_attr *a = &rdev->attr;
+
+	if ((mask & IB_QP_PORT) && attr->port_num != RXE2_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 ||
+	     attr->path_mtu > IB_MTU_4096))	/* port max_mtu */
+		return -EINVAL;
+	/* a controlled Q_Key (bit 31) is for privileged consumers only */
+	if ((mask & IB_QP_QKEY) && (attr->qkey & 0x80000000u) && qp->is_user &&
+	    !capable(CAP_NET_RAW))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > RXE2_MAX_TIMEOUT)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > RXE2_MAX_RETRY)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > RXE2_MAX_RETRY)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) &&
+	    attr->min_rnr_timer > RXE2_MAX_RNR_TIMER)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > a->max_qp_init_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > a->max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && (attr->sq_psn & ~RXE2_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && (attr->rq_psn & ~RXE2_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~RXE2_QPN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~RXE2_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_AV) && rxe2_check_ah_attr(rdev, &attr->ah_attr))
+		return -EINVAL;
+	/* no alternate path on RoCE (ib_core refuses it as well) */
+	if (mask & IB_QP_ALT_PATH)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EINVAL;
+	return 0;
+}
+
+static void rxe2_qp_store_attr(struct rxe2_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *s = &qp->attr;
+
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		s->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		s->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		s->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		s->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		s->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		/* ib_core holds the sgid_attr reference (qp->av_sgid_attr) */
+		s->ah_attr = attr->ah_attr;
+		s->ah_attr.grh.sgid_attr = NULL;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		s->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		s->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		s->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		s->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		s->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		s->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		s->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		s->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		s->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		s->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_DEST_QPN)
+		s->dest_qp_num = attr->dest_qp_num;
+}
+
+static void rxe2_qp_event(struct rxe2_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
+{
+	if (new == IB_QPS_RESET) {
+		/* a reset QP forgets its queues and its attributes */
+		rxe2_ring_reset(&qp->sq);
+		if (qp->has_rq)
+			rxe2_ring_reset(&qp->rq);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+	}
+	qp->state = new;
 }
 
 int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_dev *rdev = to_rdev(ibqp->device);
+	struct rxe2_qp *qp = to_rqp(ibqp);
+	enum ib_qp_state cur, new;
+	bool sqd_notify = false;
+	int ret;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	/* the consumer's idea of the current state must be the real one */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = -EINVAL;
+		goto out;
+	}
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (new > IB_QPS_ERR ||
+	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = rxe2_qp_check_attr(rdev, qp, attr, mask);
+	if (ret)
+		goto out;
+
+	rxe2_qp_store_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE) {
+		/*
+		 * No WQE is in flight yet, so the SQ drains at once; the
+		 * data path will have to delay this event until it has.
+		 */
+		sqd_notify = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
+			     qp->attr.en_sqd_async_notify;
+		rxe2_qp_enter_state(qp, new);
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	if (sqd_notify)
+		rxe2_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	return ret;
 }
 
 int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init)
 {
-	return -EOPNOTSUPP;
-}
+	struct rxe2_qp *qp = to_rqp(ibqp);
 
-int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	attr->cap = qp->cap;
+	if (!attr->port_num)
+		attr->port_num = RXE2_PORT;
+	mutex_unlock(&qp->state_lock);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = RXE2_PORT;
 	return 0;
 }
 
 int rxe2_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
+	/* no data path yet */
+	*bad_wr = wr;
 	return -EOPNOTSUPP;
+}
+
+int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
+			const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct rxe2_recv_wqe *wqe;
+	struct rxe2_sge *sge;
+	unsigned long flags;
+	int i, ret = 0;
+
+	spin_lock_irqsave(&r->lock, flags);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = rxe2_ring_client_avail(r);
+		if (ret <= 0) {
+			ret = ret ? ret : -ENOMEM;
+			break;
+		}
+		ret = 0;
+		wqe = rxe2_ring_slot(r, r->client_index);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		wqe->reserved = 0;
+		sge = (struct rxe2_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		rxe2_ring_client_advance(r);
+	}
+	spin_unlock_irqrestore(&r->lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
 }
 
 int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_qp *qp = to_rqp(ibqp);
+
+	/* a process posts through its mapped ring, never through here */
+	if (qp->is_user) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	/* IBTA: no receives before INIT, none on an SRQ-attached QP */
+	if (!qp->has_rq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return rxe2_post_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
 }

@@ -1,14 +1,223 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: rings (placeholder, being written).
+ * rxe2: the rings of uapi/rxe2-abi.h and their mapping into processes.
+ *
+ * A user ring's buffer belongs to its rdma_user_mmap_entry: destroying
+ * the object only removes the entry, and the buffer is freed in
+ * mmap_free once no mapping can be made any more.  Pages already mapped
+ * into a process hold their own reference, so a process that keeps a
+ * mapping past destroy reads stale memory, never freed memory.
  */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
 #include "rxe2_verbs.h"
+
+/* keeps mmap_size (a u32 in rxe2_ring_info) and vmalloc sizes sane */
+#define RXE2_RING_MAX_BYTES	(256u << 20)
+
+int rxe2_ring_init(struct rxe2_ring *r, u32 req_slots, u32 slot_size,
+		   bool dev_produces, struct ib_udata *udata)
+{
+	struct rxe2_ucontext *uc;
+	struct rxe2_mmap_entry *mme;
+	size_t bytes;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	spin_lock_init(&r->lock);
+	if (!slot_size || slot_size % 16 || req_slots > (1u << 30))
+		return -EINVAL;
+	r->num_slots = roundup_pow_of_two(max(req_slots, 1u));
+	r->slot_size = slot_size;
+	r->dev_produces = dev_produces;
+
+	bytes = (size_t)r->num_slots * slot_size;
+	if (bytes > RXE2_RING_MAX_BYTES)
+		return -ENOMEM;
+	r->size = PAGE_ALIGN(RXE2_RING_DATA_OFFSET + bytes);
+
+	if (!udata) {
+		r->hdr = vzalloc(r->size);
+		return r->hdr ? 0 : -ENOMEM;
+	}
+
+	uc = rdma_udata_to_drv_context(udata, struct rxe2_ucontext, ibuc);
+	mme = kzalloc(sizeof(*mme), GFP_KERNEL);
+	if (!mme)
+		return -ENOMEM;
+	mme->buf = vmalloc_user(r->size);	/* zeroed */
+	if (!mme->buf) {
+		kfree(mme);
+		return -ENOMEM;
+	}
+	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &mme->rdma, r->size);
+	if (ret) {
+		vfree(mme->buf);
+		kfree(mme);
+		return ret;
+	}
+	r->mme = mme;
+	r->hdr = mme->buf;
+	return 0;
+}
+
+void rxe2_ring_cleanup(struct rxe2_ring *r)
+{
+	if (r->mme)
+		rdma_user_mmap_entry_remove(&r->mme->rdma);
+	else
+		vfree(r->hdr);
+	r->mme = NULL;
+	r->hdr = NULL;
+}
+
+void rxe2_ring_get_info(const struct rxe2_ring *r, struct rxe2_ring_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (!r->hdr)
+		return;
+	if (r->mme)
+		info->mmap_offset = rdma_user_mmap_get_offset(&r->mme->rdma);
+	info->mmap_size = r->size;
+	info->num_slots = r->num_slots;
+	info->slot_size = r->slot_size;
+}
+
+static u32 rxe2_ring_read_peer(const u32 *counter)
+{
+	/*
+	 * Pairs with the peer's publish: once we see its counter we may
+	 * read the slots it filled or reuse the slots it emptied.
+	 */
+	return smp_load_acquire(counter);
+}
+
+static void rxe2_ring_publish(u32 *counter, u32 value)
+{
+	/* our slot accesses happen before the peer sees the counter */
+	smp_store_release(counter, value);
+}
+
+/* entries between the two counters, or -EPROTO for an impossible pair */
+static int rxe2_ring_used(const struct rxe2_ring *r, u32 producer, u32 consumer)
+{
+	u32 used = producer - consumer;
+
+	return used > r->num_slots ? -EPROTO : (int)used;
+}
+
+/* free slots for a producer at 'own', entries for a consumer at 'own' */
+static int rxe2_ring_avail(struct rxe2_ring *r, bool producer, u32 own)
+{
+	int used;
+
+	if (!producer)
+		return rxe2_ring_used(r, rxe2_ring_read_peer(&r->hdr->producer),
+				      own);
+	used = rxe2_ring_used(r, own, rxe2_ring_read_peer(&r->hdr->consumer));
+	return used < 0 ? used : (int)r->num_slots - used;
+}
+
+static void rxe2_ring_advance(struct rxe2_ring *r, bool producer, u32 *own)
+{
+	(*own)++;
+	rxe2_ring_publish(producer ? &r->hdr->producer : &r->hdr->consumer,
+			  *own);
+}
+
+int rxe2_ring_dev_avail(struct rxe2_ring *r)
+{
+	return rxe2_ring_avail(r, r->dev_produces, r->dev_index);
+}
+
+void rxe2_ring_dev_advance(struct rxe2_ring *r)
+{
+	rxe2_ring_advance(r, r->dev_produces, &r->dev_index);
+}
+
+int rxe2_ring_client_avail(struct rxe2_ring *r)
+{
+	lockdep_assert_held(&r->lock);
+	return rxe2_ring_avail(r, !r->dev_produces, r->client_index);
+}
+
+void rxe2_ring_client_advance(struct rxe2_ring *r)
+{
+	lockdep_assert_held(&r->lock);
+	rxe2_ring_advance(r, !r->dev_produces, &r->client_index);
+}
+
+bool rxe2_ring_empty(struct rxe2_ring *r)
+{
+	u32 producer = rxe2_ring_read_peer(&r->hdr->producer);
+
+	return producer == READ_ONCE(r->hdr->consumer);
+}
+
+/*
+ * Back to empty, as a QP in RESET has empty queues.  For a user ring the
+ * device side catches up with the process's counter instead of zeroing
+ * it: the process owns that counter and may race with us.
+ */
+void rxe2_ring_reset(struct rxe2_ring *r)
+{
+	if (!r->hdr)
+		return;
+	if (!r->mme) {
+		r->client_index = 0;
+		r->dev_index = 0;
+		WRITE_ONCE(r->hdr->producer, 0);
+		WRITE_ONCE(r->hdr->consumer, 0);
+		return;
+	}
+	if (r->dev_produces) {
+		/* our entries are gone: claim the process consumed them all */
+		r->dev_index = READ_ONCE(r->hdr->consumer);
+		rxe2_ring_publish(&r->hdr->producer, r->dev_index);
+	} else {
+		r->dev_index = READ_ONCE(r->hdr->producer);
+		rxe2_ring_publish(&r->hdr->consumer, r->dev_index);
+	}
+}
 
 int rxe2_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
-	return -EOPNOTSUPP;
+	struct rdma_user_mmap_entry *entry;
+	struct rxe2_mmap_entry *mme;
+	int ret;
+
+	/* checks VM_SHARED, the offset and that the length is the ring's */
+	entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!entry)
+		return -EINVAL;
+	mme = container_of(entry, struct rxe2_mmap_entry, rdma);
+
+	/* queues hold data, never code */
+	if (vma->vm_flags & VM_EXEC) {
+		ret = -EPERM;
+		goto out;
+	}
+	ret = remap_vmalloc_range(vma, mme->buf, 0);
+out:
+	rdma_user_mmap_entry_put(entry);
+	return ret;
 }
 
 void rxe2_mmap_free(struct rdma_user_mmap_entry *entry)
 {
+	struct rxe2_mmap_entry *mme =
+		container_of(entry, struct rxe2_mmap_entry, rdma);
+
+	vfree(mme->buf);
+	kfree(mme);
+}
+
+int rxe2_check_udata_in_empty(struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
 }

@@ -6,6 +6,10 @@
 #ifndef RXE2_VERBS_H
 #define RXE2_VERBS_H
 
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+
 #include "rxe2.h"
 
 /* rxe2_table.c */
@@ -16,10 +20,85 @@ void rxe2_table_remove(struct rxe2_table *t, u32 index);
 void rxe2_tables_init(struct rxe2_dev *rdev);	/* after rdev->attr is set */
 void rxe2_tables_fini(struct rxe2_dev *rdev);
 
-/* rxe2_ring.c: rings mapped into the process */
-struct rxe2_ring;
+/*
+ * Tables: rxe2_table_add() reserves an index (obj may be NULL: the slot
+ * stays invisible to xa_load() until rxe2_table_publish()), or fails with
+ * -ENOMEM once 'limit' objects are live.  rxe2_table_add_at() takes a
+ * fixed index (QP1).  Lookups are xa_load() under rcu_read_lock().
+ */
+int rxe2_table_add_gfp(struct rxe2_table *t, void *obj, u32 *index, gfp_t gfp);
+int rxe2_table_add_at(struct rxe2_table *t, void *obj, u32 index);
+void rxe2_table_publish(struct rxe2_table *t, u32 index, void *obj);
+
+#define RXE2_QPN_MIN	16		/* 0 and 1 are QP0/QP1, 2..15 unused */
+#define RXE2_QPN_MAX	0xffffffu
+#define RXE2_INDEX_MAX	0xffffffu	/* PD, AH (ah_num), CQ, SRQ */
+#define RXE2_MR_KEY_MIN	0x100u		/* index 0 is never used */
+
+/*
+ * rxe2_ring.c: one queue (SQ, RQ, SRQ or CQ) laid out as in
+ * uapi/rxe2-abi.h.  The "device" side is the data path: it consumes SQ,
+ * RQ and SRQ and produces CQ entries.  The "client" side is the process
+ * (user rings, where the kernel never touches the client counter) or a
+ * kernel consumer (kernel rings: post_recv, poll_cq), which calls the
+ * rxe2_ring_client_*() helpers under ring->lock.
+ */
+struct rxe2_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;			/* vmalloc_user(); freed by mmap_free */
+};
+
+struct rxe2_ring {
+	struct rxe2_ring_hdr *hdr;	/* start of the buffer */
+	size_t size;			/* bytes, page multiple */
+	u32 num_slots;			/* power of two */
+	u32 slot_size;
+	bool dev_produces;		/* CQ: device produces; others consume */
+	u32 dev_index;			/* device's private copy of its counter */
+	u32 client_index;		/* kernel rings only: client's counter */
+	struct rxe2_mmap_entry *mme;	/* user rings; NULL for kernel rings */
+	spinlock_t lock;		/* client side of kernel rings */
+};
+
+int rxe2_ring_init(struct rxe2_ring *r, u32 req_slots, u32 slot_size,
+		   bool dev_produces, struct ib_udata *udata);
+void rxe2_ring_cleanup(struct rxe2_ring *r);
+void rxe2_ring_get_info(const struct rxe2_ring *r, struct rxe2_ring_info *info);
+/*
+ * QP to RESET: a kernel ring is zeroed; on a user ring the device side
+ * catches up with the process (consumer := producer for SQ/RQ), since the
+ * process owns its counter.
+ */
+void rxe2_ring_reset(struct rxe2_ring *r);
+
+static inline void *rxe2_ring_slot(const struct rxe2_ring *r, u32 index)
+{
+	return (u8 *)r->hdr + RXE2_RING_DATA_OFFSET +
+	       (size_t)(index & (r->num_slots - 1)) * r->slot_size;
+}
+
+/*
+ * Device side.  rxe2_ring_dev_avail() returns the entries ready to consume
+ * (device consumer) or the free slots (device producer), or -EPROTO when
+ * the client's counter is impossible (a broken queue, never an
+ * out-of-bounds access).  The slot to use next is
+ * rxe2_ring_slot(r, r->dev_index); rxe2_ring_dev_advance() publishes it.
+ */
+int rxe2_ring_dev_avail(struct rxe2_ring *r);
+void rxe2_ring_dev_advance(struct rxe2_ring *r);
+
+/* Client side of kernel rings, same contract; caller holds r->lock. */
+int rxe2_ring_client_avail(struct rxe2_ring *r);
+void rxe2_ring_client_advance(struct rxe2_ring *r);
+
+/* whether producer == consumer in shared memory (either kind of ring) */
+bool rxe2_ring_empty(struct rxe2_ring *r);
+
 int rxe2_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void rxe2_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* Driver data that must be absent or zero (uverbs commands without one). */
+int rxe2_check_udata_in_empty(struct ib_udata *udata);
 
 /* rxe2_pd.c */
 struct rxe2_pd {
@@ -30,8 +109,18 @@ struct rxe2_pd {
 struct rxe2_ah {
 	struct ib_ah ibah;
 	u32 ah_num;
-	struct rdma_ah_attr attr;
+	struct rdma_ah_attr attr;	/* sgid_attr: the ib_ah holds its ref */
 };
+
+static inline struct rxe2_pd *to_rpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct rxe2_pd, ibpd);
+}
+
+static inline struct rxe2_ah *to_rah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct rxe2_ah, ibah);
+}
 
 int rxe2_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int rxe2_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
@@ -40,26 +129,112 @@ int rxe2_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 int rxe2_create_user_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 			struct ib_udata *udata);
 int rxe2_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+/* a resolved RoCEv2 address vector on our port (AH and QP path) */
+int rxe2_check_ah_attr(struct rxe2_dev *rdev, const struct rdma_ah_attr *attr);
 int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
 
-/* rxe2_mr.c: the MR table, lkeys and rkeys */
-struct rxe2_mr;
+/*
+ * rxe2_mr.c: the MR table, lkeys and rkeys.
+ *
+ * A key is a 32-bit id handed out cyclically from the MR table: bits
+ * 31..8 are the index, bits 7..0 the key part.  Ids are cyclic over the
+ * whole 32-bit space, so no key is handed out again before 2^32 more
+ * registrations: an index that comes back carries a different key part,
+ * and a stale key misses.  The table is keyed by the full key.
+ * lkey == rkey.  The DMA MR of ib_alloc_pd() is not counted in max_mr.
+ */
+struct rxe2_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL for the DMA MR */
+	u64 iova;
+	u64 length;
+	int access;			/* IB_ACCESS_* granted */
+	u32 key;
+	bool counted;			/* against max_mr: not the DMA MR */
+	refcount_t ref;			/* table's + one per lookup */
+	struct completion released;	/* last lookup reference gone */
+	struct rcu_head rcu;		/* lookups run under RCU */
+};
+
+/*
+ * rxe2_mr_lookup() - find the MR named by an lkey or rkey for the data path.
+ * Returns the MR with a reference held (drop it with rxe2_mr_put()) when
+ * the key is live, the MR belongs to @pd and grants every IB_ACCESS_* bit
+ * in @access (0 for a local read); NULL otherwise.  Callable from any
+ * context (RCU, no sleeping).  The caller still checks the address range
+ * with rxe2_mr_check_range().  dereg_mr waits for all references.
+ */
+struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
+			       struct ib_pd *pd, int access);
+void rxe2_mr_put(struct rxe2_mr *mr);
+bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len);
 struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* rxe2_cq.c */
-struct rxe2_cq;
+struct rxe2_cq {
+	struct ib_cq ibcq;
+	u32 index;
+	struct rxe2_ring ring;		/* device produces rxe2_cqe */
+	/*
+	 * Arm state for the data path: 0 (disarmed), IB_CQ_NEXT_COMP or
+	 * IB_CQ_SOLICITED.  The data path calls ibcq.comp_handler when an
+	 * entry matching it is added, then disarms.
+	 */
+	u8 notify;
+	bool is_user;
+};
+
+static inline struct rxe2_cq *to_rcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct rxe2_cq, ibcq);
+}
+/*
+ * Linux 6.10 passes the whole uverbs_attr_bundle to create_cq; Kbuild
+ * defines RXE2_HAVE_CREATE_CQ_ATTRS when the kernel headers do.
+ */
+#ifdef RXE2_HAVE_CREATE_CQ_ATTRS
+struct uverbs_attr_bundle;
+int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+#else
 int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
+#endif
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
 /* rxe2_qp.c: QP objects and the IBTA state machine */
-struct rxe2_qp;
+struct rxe2_qp {
+	struct ib_qp ibqp;
+	struct rxe2_ring sq;		/* rxe2_send_wqe slots */
+	struct rxe2_ring rq;		/* rxe2_recv_wqe slots; unused with SRQ */
+	bool has_rq;
+	bool is_user;
+	enum ib_sig_type sq_sig_type;
+	struct ib_qp_cap cap;		/* what the rings really hold */
+	struct mutex state_lock;	/* modify/query against each other */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;		/* last value of every attribute set */
+};
+
+static inline struct rxe2_qp *to_rqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct rxe2_qp, ibqp);
+}
+
+/* ring slot sizes (uapi/rxe2-abi.h) */
+u32 rxe2_send_slot_size(u32 max_sge, u32 max_inline);
+u32 rxe2_recv_slot_size(u32 max_sge);
+
+/* post receive WQEs to a kernel ring (QP RQ or SRQ) */
+int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
+			const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata);
 int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -73,7 +248,20 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
 /* rxe2_srq.c */
-struct rxe2_srq;
+struct rxe2_srq {
+	struct ib_srq ibsrq;
+	u32 index;
+	struct rxe2_ring ring;		/* rxe2_recv_wqe slots */
+	bool is_user;
+	u32 max_wr;			/* reported depth (num_slots) */
+	u32 max_sge;
+	u32 srq_limit;			/* armed limit, 0 when disarmed */
+};
+
+static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct rxe2_srq, ibsrq);
+}
 int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata);
 int rxe2_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,

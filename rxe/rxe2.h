@@ -27,13 +27,45 @@ struct rxe2_table {
 	u32 limit;		/* the ib_device_attr limit this table enforces */
 };
 
+/*
+ * Limits chosen at module load (module parameters named like the
+ * ib_device_attr fields they set); a device copies them when it is
+ * created, so they never change under a live device.
+ */
+struct rxe2_params {
+	unsigned int max_qp;
+	unsigned int max_qp_wr;
+	unsigned int max_send_sge;
+	unsigned int max_recv_sge;
+	unsigned int max_cq;
+	unsigned int max_cqe;
+	unsigned int max_mr;
+	unsigned int max_pd;
+	unsigned int max_srq;
+	unsigned int max_srq_wr;
+	unsigned int max_srq_sge;
+	unsigned int max_ah;
+	unsigned int max_inline_data;
+};
+
+extern struct rxe2_params rxe2_params;
+
 struct rxe2_dev {
 	struct ib_device ibdev;
 	struct ib_device_attr attr;
-	struct ib_port_attr port_attr;	/* static part; state comes from ndev */
-	struct net_device *ndev;	/* held with dev_hold while linked */
+	u32 max_inline_data;		/* per-QP limit, not in ib_device_attr */
+	struct net_device *ndev;	/* held until dealloc_driver */
+	netdevice_tracker ndev_tracker;
 	struct list_head list;		/* rxe2_dev_list, under rxe2_dev_lock */
-	u64 node_guid;
+
+	/*
+	 * Port facts derived from ndev, refreshed by the netdevice notifier
+	 * under RTNL; readers use READ_ONCE().
+	 */
+	enum ib_mtu active_mtu;
+	u16 active_speed;		/* enum ib_port_speed */
+	u8 active_width;		/* enum ib_port_width */
+	bool port_active;		/* last state reported by an event */
 
 	/* object tables: rxe2_verbs.h owns their use */
 	struct rxe2_table pd_table;
@@ -62,13 +94,18 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 
 /* rxe2_device.c */
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);
+/* a registered device, with a reference: drop it with ib_device_put() */
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev);
-void rxe2_port_event(struct rxe2_dev *rdev, enum ib_event_type event);
+/* under RTNL: re-read the netdev, report a state change as an event */
+void rxe2_port_refresh(struct rxe2_dev *rdev);
 extern struct mutex rxe2_dev_lock;
 extern struct list_head rxe2_dev_list;
 
 /* rxe2_net.c */
 int rxe2_net_init(void);
 void rxe2_net_exit(void);
+int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
+int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
+void rxe2_gids_forget(struct rxe2_dev *rdev);
 
 #endif /* RXE2_H */

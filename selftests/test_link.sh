@@ -10,7 +10,7 @@
 
 # shellcheck disable=SC2016,SC2034 # eval strings expand when they run
 export LC_ALL=C
-PLAN=58
+PLAN=61
 SYS=/sys/class/infiniband
 
 n=0
@@ -241,6 +241,29 @@ check "link on veth t2v0" link_add t2ve t2v0
 check "ip link del of the veth removes its rdma device" \
 	eval 'ip link del t2v0 && poll 100 gone t2ve'
 
+# A process using the device must not hold up its removal: ib_core
+# disassociates it and reports a fatal event.
+if ibv_devinfo -d t2dm >/dev/null 2>&1; then
+	watch=$(mktemp /tmp/test_link.XXXXXX)
+	stdbuf -oL ibv_asyncwatch -d t2dm >"$watch" 2>&1 &
+	wpid=$!
+	check "ip link del under a live process removes the device" eval '
+		poll 100 grep -q "async event FD" "$watch" &&
+		ip link del t2d0 && poll 100 gone t2dm'
+	check "the process got IBV_EVENT_DEVICE_FATAL" \
+		poll 50 grep -q "IBV_EVENT_DEVICE_FATAL" "$watch"
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	rm -f "$watch"
+	ip link add t2d0 type dummy 2>/dev/null
+	ip link set t2d0 up
+	link_add t2dm t2d0 >/dev/null 2>&1
+else
+	skip "ip link del under a live process removes the device" \
+		"no rxe2 provider"
+	skip "the process got IBV_EVENT_DEVICE_FATAL" "no rxe2 provider"
+fi
+
 # ---- network namespace ----------------------------------------------------------
 check "veth into netns t2ns with 10.77.2.1" eval '
 	ip netns add t2ns &&
@@ -283,6 +306,14 @@ if modprobe rdma_rxe 2>"$out"; then
 	check "rdma link show lists both" eval '
 		rdma link show | grep -q "link t2c1/1 " &&
 		rdma link show | grep -q "link t2c2/1 "'
+	# rdma_rxe's socket holds 4791 in init_net; rxe2 still gets its own
+	check "init_net: UDP 4791 to an rxe2 GID is taken by rxe2, not rdma_rxe" eval '
+		ip link set t2d1 up && ip addr add 10.77.3.1/24 dev t2d1 &&
+		poll 100 has_gid t2c2 "$(gid_of_ipv4 10.77.3.1)" &&
+		before=$(rx_dropped t2c2) &&
+		bash -c "exec 3>/dev/udp/10.77.3.1/4791 && echo x >&3 && echo x >&3" &&
+		poll 50 eval "[ \$(rx_dropped t2c2) -ge $((before + 2)) ]" ||
+		{ echo "rx_dropped $before -> $(rx_dropped t2c2)"; false; }'
 	if [ -n "${RDMAV_DRIVERS:-}" ] && [ -r "$RDMAV_DRIVERS-rdmav34.so" ]; then
 		check "ibv_devices lists both" eval '
 			ibv_devices | grep -qw t2c1 && ibv_devices | grep -qw t2c2'
@@ -293,6 +324,7 @@ if modprobe rdma_rxe 2>"$out"; then
 else
 	skip "rdma_rxe link and rxe2 link side by side" "no rdma_rxe"
 	skip "rdma link show lists both" "no rdma_rxe"
+	skip "init_net: UDP 4791 to an rxe2 GID is taken by rxe2, not rdma_rxe" "no rdma_rxe"
 	skip "ibv_devices lists both" "no rdma_rxe"
 fi
 

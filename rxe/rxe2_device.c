@@ -423,6 +423,14 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 
 	ib_set_device_ops(ibdev, &rxe2_dev_ops);
 	ib_set_device_ops(ibdev, &rxe2_verbs_ops);
+
+	/*
+	 * ib_uverbs enables only the core write commands by default: the CQ
+	 * arm and the send doorbell (a POST_SEND without work requests) are
+	 * opt-in.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 }
 
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)

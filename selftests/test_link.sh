@@ -104,7 +104,7 @@ link_ok() {
 	local nsexec=
 	[ -n "${3:-}" ] && nsexec="ip netns exec $3"
 	is_rxe2 "$1" || { echo "$SYS/$1/rxe2_abi missing"; return 1; }
-	[ "$(cat "$SYS/$1/rxe2_abi")" = "rxe2 1" ] ||
+	[ "$(cat "$SYS/$1/rxe2_abi")" = "rxe2 32" ] ||
 		{ echo "rxe2_abi: $(cat "$SYS/$1/rxe2_abi")"; return 1; }
 	[ "$(cat "$SYS/$1/parent")" = "$2" ] ||
 		{ echo "parent: $(cat "$SYS/$1/parent")"; return 1; }

@@ -13,8 +13,13 @@
 
 #include <linux/types.h>
 
-/* uverbs ABI version reported by the device (ib_device_ops.uverbs_abi_ver) */
-#define RXE2_UVERBS_ABI_VERSION 1
+/*
+ * uverbs ABI version reported by the device (ib_device_ops.uverbs_abi_ver).
+ * Kept above every in-tree provider's accepted range: libibverbs falls
+ * back to matching devices by name, and the stock rxe provider would take
+ * a device called "rxe2_0" by its "rxe" prefix if the version fitted.
+ */
+#define RXE2_UVERBS_ABI_VERSION 32
 
 /*
  * driver_id reported over netlink (RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID).

@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check demo deps install clean help lint
+.PHONY: all module provider selftests check bench demo deps install clean help lint
 
 all: module provider selftests
 
@@ -24,6 +24,14 @@ selftests: provider
 # The whole suite runs inside one VM boot.
 check: all
 	tools/vm --timeout $(VM_TIMEOUT) -- $(CURDIR)/selftests/run
+
+# A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
+bench: all tools/memcpy_bw
+	@mkdir -p .build
+	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+
+tools/memcpy_bw: tools/memcpy_bw.c
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 demo: deps all
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
@@ -45,12 +53,13 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build
+	rm -rf .build tools/memcpy_bw
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests in one VM boot"
+	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make demo     boot a VM, create a link, show ibv_devinfo and rdma link"
 	@echo "make install  install the module and the provider on this machine"
 	@echo "make lint     checkpatch and sparse over the module"

@@ -172,6 +172,23 @@ struct verbs_qp {
 	struct verbs_xrcd *xrcd;
 };
 
+/*
+ * libibverbs treats every CQ as one of these: ibv_create_cq_ex() hands
+ * out the ibv_cq_ex view, ibv_cq_ex_to_cq() casts it back, and the
+ * leading fields of the two views are shared.
+ */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+/* cmd_flags of ibv_cmd_create_cq_ex() */
+enum {
+	RXE2_CREATE_CQ_CMD_FLAGS_TS_IGNORED_EX = 1 << 0,
+};
+
 struct verbs_srq {
 	struct ibv_srq srq;
 	enum ibv_srq_type srq_type;
@@ -356,6 +373,16 @@ RXE2_DECLARE_WRITE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 RXE2_DECLARE_WRITE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 
+/* Extended commands: the uverbs header, the extended header, the core */
+#define RXE2_DECLARE_EX_CMD(name, kstruct)			\
+	struct name {						\
+		struct ib_uverbs_cmd_hdr hdr;			\
+		struct ib_uverbs_ex_cmd_hdr ex_hdr;		\
+		struct kstruct core;				\
+	}
+
+RXE2_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+
 /* ------------------------------------------------------------------ */
 /* Functions exported under IBVERBS_PRIVATE_34                         */
 /* ------------------------------------------------------------------ */
@@ -411,6 +438,12 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
@@ -460,6 +493,27 @@ _Static_assert(offsetof(struct verbs_mr, ibv_mr) == 0,
 _Static_assert(offsetof(struct verbs_qp, qp) == 0 &&
 	       offsetof(struct ibv_qp_ex, qp_base) == 0,
 	       "ibv_qp must open verbs_qp");
+_Static_assert(offsetof(struct verbs_cq, cq) == 0 &&
+	       offsetof(struct verbs_cq, cq_ex) == 0,
+	       "ibv_cq and ibv_cq_ex must open verbs_cq");
+/* the fields libibverbs reaches through either view must coincide */
+_Static_assert(offsetof(struct ibv_cq, context) ==
+	       offsetof(struct ibv_cq_ex, context) &&
+	       offsetof(struct ibv_cq, channel) ==
+	       offsetof(struct ibv_cq_ex, channel) &&
+	       offsetof(struct ibv_cq, cq_context) ==
+	       offsetof(struct ibv_cq_ex, cq_context) &&
+	       offsetof(struct ibv_cq, handle) ==
+	       offsetof(struct ibv_cq_ex, handle) &&
+	       offsetof(struct ibv_cq, cqe) == offsetof(struct ibv_cq_ex, cqe) &&
+	       offsetof(struct ibv_cq, mutex) ==
+	       offsetof(struct ibv_cq_ex, mutex) &&
+	       offsetof(struct ibv_cq, cond) == offsetof(struct ibv_cq_ex, cond) &&
+	       offsetof(struct ibv_cq, comp_events_completed) ==
+	       offsetof(struct ibv_cq_ex, comp_events_completed) &&
+	       offsetof(struct ibv_cq, async_events_completed) ==
+	       offsetof(struct ibv_cq_ex, async_events_completed),
+	       "ibv_cq and ibv_cq_ex share their leading fields");
 _Static_assert(offsetof(struct verbs_srq, srq) == 0,
 	       "ibv_srq must open verbs_srq");
 _Static_assert(offsetof(struct verbs_context, context) +
@@ -514,11 +568,16 @@ RXE2_PIN_OFF(struct verbs_device, core_support, 704);
 
 RXE2_PIN_SIZE(struct verbs_context_ops, 608);
 RXE2_PIN_OFF(struct verbs_context_ops, alloc_pd, 5 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_cq_ex, 16 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, create_qp_ex, 20 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, free_context, 39 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, poll_cq, 53 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_recv, 54 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_send, 55 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_srq_recv, 57 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, query_device_ex, 58 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, req_notify_cq, 69 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, resize_cq, 71 * 8);
 RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 75 * 8);
 
 RXE2_PIN_SIZE(struct ibv_mr, 48);
@@ -531,6 +590,22 @@ RXE2_PIN_SIZE(struct ibv_qp_ex, 352);
 RXE2_PIN_OFF(struct verbs_qp, comp_mask, 352);
 RXE2_PIN_OFF(struct verbs_qp, xrcd, 360);
 RXE2_PIN_SIZE(struct verbs_qp, 368);
+
+RXE2_PIN_SIZE(struct ibv_cq, 128);
+RXE2_PIN_SIZE(struct ibv_cq_ex, 288);
+RXE2_PIN_OFF(struct ibv_cq_ex, comp_mask, 128);
+RXE2_PIN_OFF(struct ibv_cq_ex, status, 132);
+RXE2_PIN_OFF(struct ibv_cq_ex, wr_id, 136);
+RXE2_PIN_OFF(struct ibv_cq_ex, start_poll, 144);
+RXE2_PIN_OFF(struct ibv_cq_ex, read_completion_wallclock_ns, 280);
+RXE2_PIN_SIZE(struct verbs_cq, 288);
+
+RXE2_PIN_OFF(struct ibv_qp_ex, comp_mask, 160);
+RXE2_PIN_OFF(struct ibv_qp_ex, wr_id, 168);
+RXE2_PIN_OFF(struct ibv_qp_ex, wr_flags, 176);
+RXE2_PIN_OFF(struct ibv_qp_ex, wr_atomic_cmp_swp, 184);
+RXE2_PIN_OFF(struct ibv_qp_ex, wr_start, 320);
+RXE2_PIN_OFF(struct ibv_qp_ex, wr_atomic_write, 344);
 
 RXE2_PIN_SIZE(struct ibv_srq, 128);
 RXE2_PIN_OFF(struct verbs_srq, srq_type, 128);
@@ -556,12 +631,15 @@ RXE2_PIN_SIZE(struct ibv_query_qp, 24);
 RXE2_PIN_SIZE(struct ibv_create_srq, 40);
 RXE2_PIN_SIZE(struct ibv_modify_srq, 24);
 RXE2_PIN_SIZE(struct ibv_query_srq, 24);
+RXE2_PIN_SIZE(struct ib_uverbs_ex_cmd_hdr, 16);
+RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
 
 /* Core responses: our udata follows at this size */
 RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 RXE2_PIN_SIZE(struct ib_uverbs_reg_mr_resp, 12);
 RXE2_PIN_SIZE(struct ib_uverbs_create_cq_resp, 8);
+RXE2_PIN_SIZE(struct ib_uverbs_ex_create_cq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);

@@ -35,6 +35,11 @@ struct rxe2_create_cq_rsp {
 	struct rxe2_create_cq_resp drv;
 };
 
+struct rxe2_create_cq_ex_rsp {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct rxe2_create_cq_resp drv;
+};
+
 struct rxe2_create_qp_req {
 	struct ibv_create_qp ibv_cmd;
 	struct rxe2_create_qp_cmd drv;
@@ -65,6 +70,8 @@ RXE2_PIN_UDATA(struct rxe2_get_context_rsp,
 	       struct ib_uverbs_get_context_resp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_cq_rsp, struct ib_uverbs_create_cq_resp,
 	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_cq_ex_rsp,
+	       struct ib_uverbs_ex_create_cq_resp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_req, struct ibv_create_qp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_rsp, struct ib_uverbs_create_qp_resp,
 	       drv);
@@ -109,22 +116,68 @@ struct rxe2_ring {
 };
 
 struct rxe2_cq {
-	struct ibv_cq ibcq;
+	struct verbs_cq vcq;		/* ibv_cq and ibv_cq_ex views */
 	pthread_spinlock_t lock;	/* serialises pollers */
+	bool single_threaded;		/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED */
 	struct rxe2_ring ring;
+	/* extended polling: the CQE start_poll/next_poll last reported */
+	struct rxe2_cqe cur;
+	uint32_t ex_producer;		/* producer seen by start_poll */
 };
 
 static inline struct rxe2_cq *to_rcq(struct ibv_cq *ibcq)
 {
-	return rxe2_container_of(ibcq, struct rxe2_cq, ibcq);
+	return rxe2_container_of(ibcq, struct rxe2_cq, vcq.cq);
 }
 
+static inline struct rxe2_cq *to_rcq_ex(struct ibv_cq_ex *ibcq)
+{
+	return rxe2_container_of(ibcq, struct rxe2_cq, vcq.cq_ex);
+}
+
+/*
+ * The send doorbell: a uverbs POST_SEND write() that carries no work
+ * request (drivers/infiniband/core/uverbs_cmd.c, ib_uverbs_post_send).
+ * Built once per QP, so ringing it is a single write() of 32 bytes.
+ */
+struct rxe2_doorbell_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	/* struct ib_uverbs_post_send without its flexible send_wr[] */
+	struct {
+		__aligned_u64 response;
+		__u32 qp_handle;
+		__u32 wr_count;
+		__u32 sge_count;
+		__u32 wqe_size;
+	} core;
+};
+
 struct rxe2_qp {
-	struct verbs_qp vqp;
+	struct verbs_qp vqp;		/* ibv_qp and ibv_qp_ex views */
 	struct rxe2_ring sq;
 	struct rxe2_ring rq;		/* absent (map == NULL) with an SRQ */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+
+	/* what the kernel granted, the limits of every work request */
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+	uint32_t max_recv_sge;
+	uint32_t send_opcodes;		/* 1 << IBV_WR_* allowed on this QP */
+	uint32_t sq_signal_all;		/* IBV_SEND_SIGNALED or 0 */
+
+	struct rxe2_doorbell_cmd db;
+	struct ib_uverbs_post_send_resp db_resp;
+
+	/* ibv_qp_ex work request builder (wr_start .. wr_complete) */
+	uint32_t wr_opcodes;		/* 1 << IBV_WR_* from send_ops_flags */
+	uint32_t wr_prod;		/* private producer of the batch */
+	uint32_t wr_room;		/* free slots known beyond wr_prod */
+	int wr_err;			/* first error of the batch */
+	struct rxe2_send_wqe *wr_cur;	/* the WQE being built, or NULL */
+	bool wr_cur_ud;			/* wr_set_ud_addr seen for it */
+	bool wr_cur_data;		/* a data setter seen for it */
+	uint64_t wr_cur_len;		/* bytes its data setter described */
 };
 
 static inline struct rxe2_qp *to_rqp(struct ibv_qp *ibqp)
@@ -132,10 +185,16 @@ static inline struct rxe2_qp *to_rqp(struct ibv_qp *ibqp)
 	return rxe2_container_of(ibqp, struct rxe2_qp, vqp.qp);
 }
 
+static inline struct rxe2_qp *to_rqp_ex(struct ibv_qp_ex *ibqp)
+{
+	return rxe2_container_of(ibqp, struct rxe2_qp, vqp.qp_ex);
+}
+
 struct rxe2_srq {
 	struct verbs_srq vsrq;
 	struct rxe2_ring rq;
 	pthread_spinlock_t lock;
+	uint32_t max_sge;		/* granted */
 };
 
 static inline struct rxe2_srq *to_rsrq(struct ibv_srq *ibsrq)
@@ -151,6 +210,42 @@ struct rxe2_ah {
 static inline struct rxe2_ah *to_rah(struct ibv_ah *ibah)
 {
 	return rxe2_container_of(ibah, struct rxe2_ah, ibah);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring access                                                         */
+/* ------------------------------------------------------------------ */
+
+static inline void *rxe2_ring_slot(const struct rxe2_ring *ring, uint32_t idx)
+{
+	return ring->slots +
+	       (size_t)(idx & (ring->num_slots - 1)) * ring->slot_size;
+}
+
+/*
+ * Free slots of a ring this process produces into, given our producer
+ * prod.  The kernel's consumer is loaded with acquire semantics: once we
+ * see a slot released, the kernel's reads of it are complete and the
+ * slot may be rewritten.  A consumer that claims more than the ring
+ * holds (or runs ahead of our producer) is a broken queue: EIO.
+ */
+static inline int rxe2_ring_room(const struct rxe2_ring *ring, uint32_t prod,
+				 uint32_t *room)
+{
+	uint32_t cons = __atomic_load_n(&ring->hdr->consumer,
+					__ATOMIC_ACQUIRE);
+	uint32_t used = prod - cons;
+
+	if (used > ring->num_slots)
+		return EIO;
+	*room = ring->num_slots - used;
+	return 0;
+}
+
+/* Publish our producer: the slot contents before it, with release */
+static inline void rxe2_ring_publish(struct rxe2_ring *ring)
+{
+	__atomic_store_n(&ring->hdr->producer, ring->mine, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -185,6 +280,9 @@ int rxe2_dereg_mr(struct verbs_mr *vmr);
 struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
+void rxe2_cq_install_ex_ops(struct rxe2_cq *cq);
 int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int rxe2_destroy_cq(struct ibv_cq *ibcq);
@@ -199,10 +297,17 @@ int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int rxe2_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int rxe2_destroy_qp(struct ibv_qp *ibqp);
-int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr);
 int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
+			uint32_t max_sge, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+
+/* rxe2_send.c */
+int rxe2_send_check_attr(const struct ibv_qp_init_attr_ex *attr);
+int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
 
 /* rxe2_srq.c */
 struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * librxe2: completion queues.  The kernel produces CQEs into a ring
- * mapped into the process; ibv_poll_cq() consumes them without a system
- * call.
+ * mapped into the process; ibv_poll_cq() and the extended polling API
+ * (ibv_start_poll ...) consume them without a system call.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,12 +10,15 @@
 
 #include "rxe2.h"
 
-struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
-			      struct ibv_comp_channel *channel,
-			      int comp_vector)
+/* What a CQE can answer: ibv_wc_flags_ex rxe2 supports */
+#define RXE2_WC_EX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
+			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |	\
+			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |		\
+			  IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static struct rxe2_cq *rxe2_cq_alloc(struct ibv_context *ibctx,
+				     struct ibv_comp_channel *channel)
 {
-	struct ibv_create_cq cmd = {};
-	struct rxe2_create_cq_rsp rsp = {};
 	struct rxe2_cq *cq;
 	int err;
 
@@ -29,31 +32,114 @@ struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
 	if (!cq)
 		return NULL;
 	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	return cq;
+}
+
+static void rxe2_cq_free(struct rxe2_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
+/* After the kernel created the CQ: map the ring it described */
+static int rxe2_cq_map(struct ibv_context *ibctx, struct rxe2_cq *cq,
+		       const struct rxe2_create_cq_resp *resp)
+{
+	/* ibcq.cqe is what the kernel granted: the ring must hold that many */
+	if (cq->vcq.cq.cqe < 0)
+		return EPROTO;
+	return rxe2_ring_map(ibctx, &cq->ring, RXE2_RING_CQ, &resp->cq,
+			     (uint32_t)cq->vcq.cq.cqe, RXE2_CQE_SIZE);
+}
+
+struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ibv_create_cq cmd = {};
+	struct rxe2_create_cq_rsp rsp = {};
+	struct rxe2_cq *cq;
+	int err;
+
+	cq = rxe2_cq_alloc(ibctx, channel);
+	if (!cq)
+		return NULL;
+
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
 	if (err)
 		goto err_free;
 
-	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibcq,
-				&cmd, sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
-	if (err)
-		goto err_lock;
-
-	/* ibcq.cqe is what the kernel granted: the ring must hold that many */
-	if (cq->ibcq.cqe < 0) {
-		err = EPROTO;
-		goto err_destroy;
-	}
-	err = rxe2_ring_map(ibctx, &cq->ring, RXE2_RING_CQ, &rsp.drv.cq,
-			    (uint32_t)cq->ibcq.cqe, RXE2_CQE_SIZE);
+	err = rxe2_cq_map(ibctx, cq, &rsp.drv);
 	if (err)
 		goto err_destroy;
-	return &cq->ibcq;
+	return &cq->vcq.cq;
 
 err_destroy:
-	ibv_cmd_destroy_cq(&cq->ibcq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	free(cq);
+	rxe2_cq_free(cq);
+	errno = err;
+	return NULL;
+}
+
+static int rxe2_check_cq_init_attr(struct ibv_context *ibctx,
+				   const struct ibv_cq_init_attr_ex *attr)
+{
+	/* no parent domains, so IBV_CQ_INIT_ATTR_MASK_PD has nothing to name */
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return EOPNOTSUPP;
+	/* no timestamps, VLANs, flow tags or tag matching in a CQE */
+	if (attr->wc_flags & ~(uint64_t)RXE2_WC_EX_FLAGS)
+		return EOPNOTSUPP;
+	/* a CQ that may overrun silently is not one rxe2 makes */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return EOPNOTSUPP;
+	if (attr->channel && attr->channel->context != ibctx)
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_create_cq_ex cmd = {};
+	struct rxe2_create_cq_ex_rsp rsp = {};
+	struct rxe2_cq *cq;
+	int err;
+
+	err = rxe2_check_cq_init_attr(ibctx, attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cq = rxe2_cq_alloc(ibctx, attr->channel);
+	if (!cq)
+		return NULL;
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+
+	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+				   &rsp.ibv_resp, sizeof(rsp), 0);
+	if (err)
+		goto err_free;
+
+	err = rxe2_cq_map(ibctx, cq, &rsp.drv);
+	if (err)
+		goto err_destroy;
+	rxe2_cq_install_ex_ops(cq);
+	return &cq->vcq.cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	rxe2_cq_free(cq);
 	errno = err;
 	return NULL;
 }
@@ -67,8 +153,7 @@ int rxe2_destroy_cq(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	rxe2_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	rxe2_cq_free(cq);
 	return 0;
 }
 
@@ -77,9 +162,59 @@ int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
 }
 
+static void rxe2_cq_lock(struct rxe2_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+}
+
+static void rxe2_cq_unlock(struct rxe2_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/*
+ * Copy the CQE at our consumer out of shared memory, once, before any of
+ * it is interpreted.  Inline-receive is never requested yet (create_qp
+ * sends comp_mask 0), so a CQE that claims its payload is inline filled
+ * no receive buffer: report that rather than data the application does
+ * not have.
+ */
+static void rxe2_cq_take(struct rxe2_cq *cq, struct rxe2_cqe *cqe)
+{
+	memcpy(cqe, rxe2_ring_slot(&cq->ring, cq->ring.mine), sizeof(*cqe));
+	cq->ring.mine++;
+	if ((cqe->flags & RXE2_CQE_F_INLINE) && cqe->status == IBV_WC_SUCCESS) {
+		cqe->status = IBV_WC_GENERAL_ERR;
+		cqe->byte_len = 0;
+	}
+}
+
+/*
+ * CQEs the kernel has produced beyond our consumer, the producer loaded
+ * with acquire semantics so the CQE bytes it covers are visible.  A
+ * producer that claims more than the ring holds is a broken CQ: EIO.
+ */
+static int rxe2_cq_avail(struct rxe2_cq *cq, uint32_t *producer,
+			 uint32_t *avail)
+{
+	struct rxe2_ring *ring = &cq->ring;
+
+	*producer = __atomic_load_n(&ring->hdr->producer, __ATOMIC_ACQUIRE);
+	*avail = *producer - ring->mine;
+	return *avail > ring->num_slots ? EIO : 0;
+}
+
+/* Publish our consumer once the CQEs are copied out: the slots are free */
+static void rxe2_cq_release(struct rxe2_cq *cq)
+{
+	__atomic_store_n(&cq->ring.hdr->consumer, cq->ring.mine,
+			 __ATOMIC_RELEASE);
+}
+
 static void rxe2_cqe_to_wc(const struct rxe2_cqe *cqe, struct ibv_wc *wc)
 {
-	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = cqe->wr_id;
 	wc->status = (enum ibv_wc_status)cqe->status;
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
@@ -94,58 +229,178 @@ static void rxe2_cqe_to_wc(const struct rxe2_cqe *cqe, struct ibv_wc *wc)
 	wc->slid = cqe->slid;
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = cqe->dlid_path_bits;
-
-	/*
-	 * Inline-receive is never requested yet (create_qp sends
-	 * comp_mask 0), so no receive buffer was filled: say so rather
-	 * than report data the application does not have.
-	 */
-	if ((cqe->flags & RXE2_CQE_F_INLINE) && wc->status == IBV_WC_SUCCESS) {
-		wc->status = IBV_WC_GENERAL_ERR;
-		wc->byte_len = 0;
-	}
 }
 
 /*
- * Consume up to num_entries CQEs.  The producer index is loaded with
- * acquire semantics so the CQE bytes it covers are visible; each CQE is
- * copied out of shared memory once before it is interpreted; the
- * consumer index is published with release semantics only after the
- * copies, so the kernel never overwrites a slot still being read.
+ * Consume up to num_entries CQEs; the consumer index is published with
+ * release semantics only after the copies, so the kernel never
+ * overwrites a slot still being read.
  */
 int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct rxe2_cq *cq = to_rcq(ibcq);
-	struct rxe2_ring *ring = &cq->ring;
-	uint32_t producer, avail, mask = ring->num_slots - 1;
+	uint32_t producer, avail;
 	struct rxe2_cqe cqe;
 	int n = 0;
 
 	if (num_entries <= 0)
 		return 0;
 
-	pthread_spin_lock(&cq->lock);
-	producer = __atomic_load_n(&ring->hdr->producer, __ATOMIC_ACQUIRE);
-	avail = producer - ring->mine;
-	if (avail > ring->num_slots) {
-		/* the kernel claims more CQEs than the ring holds */
-		pthread_spin_unlock(&cq->lock);
+	rxe2_cq_lock(cq);
+	if (rxe2_cq_avail(cq, &producer, &avail)) {
+		rxe2_cq_unlock(cq);
 		errno = EIO;
 		return -1;
 	}
-
 	while (n < num_entries && avail) {
-		memcpy(&cqe, ring->slots +
-		       (size_t)(ring->mine & mask) * ring->slot_size,
-		       sizeof(cqe));
+		rxe2_cq_take(cq, &cqe);
 		rxe2_cqe_to_wc(&cqe, &wc[n]);
-		ring->mine++;
 		avail--;
 		n++;
 	}
 	if (n)
-		__atomic_store_n(&ring->hdr->consumer, ring->mine,
-				 __ATOMIC_RELEASE);
-	pthread_spin_unlock(&cq->lock);
+		rxe2_cq_release(cq);
+	rxe2_cq_unlock(cq);
 	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Extended polling: ibv_start_poll / ibv_next_poll / ibv_end_poll     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * start_poll takes the CQ lock and keeps it until end_poll (or until it
+ * fails: then the caller does not call end_poll).  Each CQE is copied
+ * to cq->cur, where the read_* getters find it; the consumer moves in
+ * end_poll.
+ */
+static void rxe2_cq_report(struct rxe2_cq *cq)
+{
+	struct ibv_cq_ex *ibcq = &cq->vcq.cq_ex;
+
+	rxe2_cq_take(cq, &cq->cur);
+	ibcq->wr_id = cq->cur.wr_id;
+	ibcq->status = (enum ibv_wc_status)cq->cur.status;
+}
+
+static int rxe2_start_poll(struct ibv_cq_ex *ibcq,
+			   struct ibv_poll_cq_attr *attr)
+{
+	struct rxe2_cq *cq = to_rcq_ex(ibcq);
+	uint32_t avail;
+	int err;
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	rxe2_cq_lock(cq);
+	err = rxe2_cq_avail(cq, &cq->ex_producer, &avail);
+	if (!err && !avail)
+		err = ENOENT;
+	if (err) {
+		rxe2_cq_unlock(cq);
+		return err;
+	}
+	rxe2_cq_report(cq);
+	return 0;
+}
+
+static int rxe2_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct rxe2_cq *cq = to_rcq_ex(ibcq);
+	uint32_t avail;
+	int err;
+
+	if (cq->ex_producer == cq->ring.mine) {
+		err = rxe2_cq_avail(cq, &cq->ex_producer, &avail);
+		if (err)
+			return err;
+		if (!avail)
+			return ENOENT;
+	}
+	rxe2_cq_report(cq);
+	return 0;
+}
+
+static void rxe2_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct rxe2_cq *cq = to_rcq_ex(ibcq);
+
+	rxe2_cq_release(cq);
+	rxe2_cq_unlock(cq);
+}
+
+static enum ibv_wc_opcode rxe2_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return (enum ibv_wc_opcode)to_rcq_ex(ibcq)->cur.opcode;
+}
+
+static uint32_t rxe2_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.vendor_err;
+}
+
+static uint32_t rxe2_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.byte_len;
+}
+
+/* imm_data (big endian) or the invalidated rkey, as wc_flags say */
+static __be32 rxe2_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return (__be32)to_rcq_ex(ibcq)->cur.ex;
+}
+
+static uint32_t rxe2_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.qp_num;
+}
+
+static uint32_t rxe2_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.src_qp;
+}
+
+static unsigned int rxe2_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.wc_flags;
+}
+
+static uint32_t rxe2_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.slid;
+}
+
+static uint8_t rxe2_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.sl;
+}
+
+static uint8_t rxe2_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.dlid_path_bits;
+}
+
+/*
+ * Every getter a CQE can answer is installed whatever wc_flags asked
+ * for; the ones it cannot (timestamps, VLAN, flow tag, tag matching)
+ * stay NULL, and create_cq_ex refused the wc_flags that would use them.
+ */
+void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
+{
+	struct ibv_cq_ex *ibcq = &cq->vcq.cq_ex;
+
+	ibcq->start_poll = rxe2_start_poll;
+	ibcq->next_poll = rxe2_next_poll;
+	ibcq->end_poll = rxe2_end_poll;
+	ibcq->read_opcode = rxe2_read_opcode;
+	ibcq->read_vendor_err = rxe2_read_vendor_err;
+	ibcq->read_byte_len = rxe2_read_byte_len;
+	ibcq->read_imm_data = rxe2_read_imm_data;
+	ibcq->read_qp_num = rxe2_read_qp_num;
+	ibcq->read_src_qp = rxe2_read_src_qp;
+	ibcq->read_wc_flags = rxe2_read_wc_flags;
+	ibcq->read_slid = rxe2_read_slid;
+	ibcq->read_sl = rxe2_read_sl;
+	ibcq->read_dlid_path_bits = rxe2_read_dlid_path_bits;
 }

@@ -24,6 +24,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.alloc_pd = rxe2_alloc_pd,
 	.create_ah = rxe2_create_ah,
 	.create_cq = rxe2_create_cq,
+	.create_cq_ex = rxe2_create_cq_ex,
 	.create_qp = rxe2_create_qp,
 	.create_qp_ex = rxe2_create_qp_ex,
 	.create_srq = rxe2_create_srq,
@@ -152,6 +153,8 @@ static int rxe2_check_ops(struct rxe2_context *ctx)
 	    vctx->create_qp_ex != rxe2_create_qp_ex ||
 	    pub->poll_cq != rxe2_poll_cq ||
 	    pub->post_send != rxe2_post_send ||
+	    pub->post_recv != rxe2_post_recv ||
+	    pub->post_srq_recv != rxe2_post_srq_recv ||
 	    vctx->query_device_ex != rxe2_query_device_ex ||
 	    pub->req_notify_cq != rxe2_req_notify_cq)
 		return EPROTO;

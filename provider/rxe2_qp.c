@@ -2,7 +2,8 @@
 /*
  * librxe2: queue pairs.  The kernel keeps the QP state machine; the
  * process owns the send ring and, without an SRQ, the receive ring.
- * Posting work requests is not implemented yet and says so.
+ * Posting receives is pure user space (the kernel reads the producer
+ * when a message arrives); the send side is in rxe2_send.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "rxe2.h"
 
 /* The init attributes this provider understands */
-#define RXE2_QP_INIT_ATTR_SUPPORTED IBV_QP_INIT_ATTR_PD
+#define RXE2_QP_INIT_ATTR_SUPPORTED (IBV_QP_INIT_ATTR_PD | \
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 				   const struct ibv_qp_init_attr_ex *attr)
@@ -48,7 +50,7 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	    attr->recv_cq->context != ibctx ||
 	    (attr->srq && attr->srq->context != ibctx))
 		return EINVAL;
-	return 0;
+	return rxe2_send_check_attr(attr);
 }
 
 /* Map the rings the kernel made, checked against the capabilities it granted */
@@ -120,10 +122,16 @@ struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 	err = rxe2_qp_map_rings(ibctx, qp, &granted, &rsp.drv);
 	if (err)
 		goto err_destroy;
+	err = rxe2_send_init(qp, &granted);
+	if (err)
+		goto err_unmap;
 
 	attr->cap = granted.cap;
 	return &qp->vqp.qp;
 
+err_unmap:
+	rxe2_ring_unmap(&qp->rq);
+	rxe2_ring_unmap(&qp->sq);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_rq_lock:
@@ -191,19 +199,70 @@ int rxe2_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* The data path comes with the next issue; until then refuse honestly. */
-int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
+/*
+ * Write receive WQEs into a receive ring (a QP's RQ or an SRQ) and
+ * publish the producer once, with release semantics; no system call.
+ * The kernel's consumer (acquire) tells which slots it has taken.
+ */
+int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
+			uint32_t max_sge, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
 {
-	(void)ibqp;
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct rxe2_recv_wqe *wqe;
+	struct rxe2_sge *sge;
+	uint32_t start, room = 0;
+	int i, err = 0;
+
+	*bad_wr = NULL;
+	pthread_spin_lock(lock);
+	start = ring->mine;
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			err = EINVAL;
+			break;
+		}
+		if (!room) {
+			err = rxe2_ring_room(ring, ring->mine, &room);
+			if (!err && !room)
+				err = ENOMEM;
+			if (err)
+				break;
+		}
+		wqe = rxe2_ring_slot(ring, ring->mine);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = (uint32_t)wr->num_sge;
+		wqe->reserved = 0;
+		sge = (struct rxe2_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		ring->mine++;
+		room--;
+	}
+	if (ring->mine != start)
+		rxe2_ring_publish(ring);
+	pthread_spin_unlock(lock);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
 }
 
 int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
-	(void)ibqp;
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct rxe2_qp *qp = to_rqp(ibqp);
+
+	/*
+	 * A QP attached to an SRQ has no receive queue; IBTA allows
+	 * receives from INIT on, never in RESET.
+	 */
+	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return rxe2_post_recv_ring(&qp->rq, &qp->rq_lock, qp->max_recv_sge,
+				   wr, bad_wr);
 }

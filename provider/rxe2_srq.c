@@ -37,6 +37,7 @@ struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
 		goto err_destroy;
 
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	srq->max_sge = granted.attr.max_sge;
 	attr->attr.max_wr = granted.attr.max_wr;
 	attr->attr.max_sge = granted.attr.max_sge;
 	return &srq->vsrq.srq;
@@ -86,11 +87,12 @@ int rxe2_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
-/* The data path comes with the next issue; until then refuse honestly. */
+/* Pure user space, like a QP's receive queue */
 int rxe2_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
-	(void)ibsrq;
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct rxe2_srq *srq = to_rsrq(ibsrq);
+
+	return rxe2_post_recv_ring(&srq->rq, &srq->lock, srq->max_sge, wr,
+				   bad_wr);
 }

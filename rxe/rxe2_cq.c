@@ -113,7 +113,12 @@ static void rxe2_cqe_to_wc(struct rxe2_dev *rdev, const struct rxe2_cqe *cqe,
 	wc->byte_len = cqe->byte_len;
 	wc->ex.imm_data = (__force __be32)cqe->ex;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = cqe->wc_flags;
+	/* the CQE carries ibv_wc_flags; ib_wc_flags differ from bit 2 on */
+	wc->wc_flags = cqe->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
+	if (cqe->wc_flags & (1 << 3))	/* IBV_WC_WITH_INV */
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	if (cqe->wc_flags & (1 << 2))	/* IBV_WC_IP_CSUM_OK */
+		wc->wc_flags |= IB_WC_IP_CSUM_OK;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
 	wc->sl = cqe->sl;

@@ -83,6 +83,26 @@ struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/* the data path copies page by page (kmap_local_page): list them */
+static int rxe2_mr_pages(struct rxe2_mr *mr)
+{
+	struct sg_page_iter it;
+	unsigned long n = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
+		if (n >= mr->npages)
+			break;
+		mr->pages[n++] = sg_page_iter_page(&it);
+	}
+	mr->npages = n;
+	return 0;
+}
+
 /*
  * length 0 is EINVAL: an empty region names no memory, and ib_umem_get()
  * would pin nothing for it.
@@ -117,6 +137,12 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
+	ret = rxe2_mr_pages(mr);
+	if (ret) {
+		ib_umem_release(umem);
+		rxe2_mr_free(rdev, mr);
+		return ERR_PTR(ret);
+	}
 	mr->iova = iova;
 	mr->length = length;
 	mr->ibmr.iova = iova;
@@ -137,6 +163,7 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 
 	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
 	if (mr->counted)
 		atomic_dec(&rdev->mr_table.count);
 	kfree_rcu(mr, rcu);

@@ -31,8 +31,8 @@
  * Devices are freed by ib_core with kfree_rcu() after dealloc_driver, so
  * a device found under RCU stays valid until the hook returns.
  *
- * Until the data path exists, a packet taken this way is counted in
- * rx_dropped and freed.
+ * A packet taken this way goes to rxe2_rx_hook() (rxe2_rx.c), which
+ * queues it on its QP or drops and counts it in rx_dropped.
  */
 #include <linux/hash.h>
 #include <linux/netfilter.h>
@@ -44,7 +44,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/hash.h>
 
-#include "rxe2.h"
+#include "rxe2_dp.h"
 
 #define RXE2_GID_HASH_BITS	8
 
@@ -176,16 +176,14 @@ static struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 }
 
 static unsigned int rxe2_rcv(const struct net *net,
-			     const struct in6_addr *daddr, struct sk_buff *skb)
+			     const struct in6_addr *daddr, struct sk_buff *skb,
+			     bool ipv6)
 {
 	struct rxe2_dev *rdev = rxe2_gid_lookup(net, daddr);
 
 	if (!rdev)
 		return NF_ACCEPT;
-
-	atomic64_inc(&rdev->rx_dropped);
-	kfree_skb(skb);
-	return NF_STOLEN;
+	return rxe2_rx_hook(rdev, skb, skb_network_offset(skb), ipv6);
 }
 
 static bool rxe2_is_roce_udp(struct sk_buff *skb, unsigned int udp_offset)
@@ -209,7 +207,7 @@ static unsigned int rxe2_nf_ipv4(void *priv, struct sk_buff *skb,
 
 	/* IPv4 GIDs are IPv4-mapped IPv6 addresses */
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	return rxe2_rcv(state->net, &daddr, skb);
+	return rxe2_rcv(state->net, &daddr, skb, false);
 }
 
 /* RoCEv2 senders put UDP right after the fixed header: no extensions. */
@@ -222,7 +220,7 @@ static unsigned int rxe2_nf_ipv6(void *priv, struct sk_buff *skb,
 	    !rxe2_is_roce_udp(skb, skb_network_offset(skb) + sizeof(*ip6h)))
 		return NF_ACCEPT;
 
-	return rxe2_rcv(state->net, &ip6h->daddr, skb);
+	return rxe2_rcv(state->net, &ip6h->daddr, skb, true);
 }
 
 static const struct nf_hook_ops rxe2_nf_ops[] = {
@@ -295,13 +293,22 @@ int rxe2_net_init(void)
 {
 	int err;
 
-	err = register_pernet_subsys(&rxe2_net_ops);
+	err = rxe2_dp_init();
 	if (err)
 		return err;
+	err = register_pernet_subsys(&rxe2_net_ops);
+	if (err)
+		goto err_dp;
 
 	err = register_netdevice_notifier(&rxe2_netdev_notifier);
 	if (err)
-		unregister_pernet_subsys(&rxe2_net_ops);
+		goto err_pernet;
+	return 0;
+
+err_pernet:
+	unregister_pernet_subsys(&rxe2_net_ops);
+err_dp:
+	rxe2_dp_exit();
 	return err;
 }
 
@@ -309,4 +316,5 @@ void rxe2_net_exit(void)
 {
 	unregister_netdevice_notifier(&rxe2_netdev_notifier);
 	unregister_pernet_subsys(&rxe2_net_ops);
+	rxe2_dp_exit();
 }

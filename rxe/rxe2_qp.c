@@ -7,10 +7,8 @@
  */
 #include <rdma/ib_cache.h>
 
-#include "rxe2_verbs.h"
+#include "rxe2_dp.h"
 
-#define RXE2_PSN_MASK		0xffffffu
-#define RXE2_QPN_MASK		0xffffffu
 #define RXE2_MAX_TIMEOUT	31
 #define RXE2_MAX_RETRY		7
 #define RXE2_MAX_RNR_TIMER	31
@@ -168,6 +166,11 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = rxe2_qp_init_rings(rdev, qp, init, udata);
 	if (ret)
 		return ret;
+	ret = rxe2_qp_dp_init(qp);
+	if (ret) {
+		rxe2_qp_free_rings(qp);
+		return ret;
+	}
 
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
@@ -193,6 +196,7 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_table:
 	rxe2_table_remove(&rdev->qp_table, qpn);
 err_rings:
+	rxe2_qp_dp_free(qp);
 	rxe2_qp_free_rings(qp);
 	return ret;
 }
@@ -202,6 +206,10 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rxe2_qp *qp = to_rqp(ibqp);
 
 	rxe2_table_remove(&to_rdev(ibqp->device)->qp_table, ibqp->qp_num);
+	/* the receive hook finds QPs under RCU: let it forget this one */
+	synchronize_rcu();
+	rxe2_qp_dp_stop(qp);
+	rxe2_qp_dp_free(qp);
 	rxe2_qp_free_rings(qp);
 	mutex_destroy(&qp->state_lock);
 	return 0;
@@ -324,6 +332,7 @@ static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 		if (qp->has_rq)
 			rxe2_ring_reset(&qp->rq);
 		memset(&qp->attr, 0, sizeof(qp->attr));
+		rxe2_qp_dp_reset(qp);
 	}
 	qp->state = new;
 }
@@ -360,7 +369,29 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (ret)
 		goto out;
 
+	if (mask & IB_QP_AV) {
+		ret = rxe2_av_from_attr(&qp->dp.av, &attr->ah_attr,
+					attr->ah_attr.grh.sgid_attr);
+		if (ret)
+			goto out;
+	}
 	rxe2_qp_store_attr(qp, attr, mask);
+	if (mask & IB_QP_PATH_MTU)
+		qp->dp.mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		qp->dp.src_port = rxe2_src_port(ibqp->qp_num,
+						qp->attr.dest_qp_num,
+						qp->dp.av.flow_label);
+	if (mask & IB_QP_SQ_PSN) {
+		qp->dp.req_psn = attr->sq_psn;
+		qp->dp.comp_psn = attr->sq_psn;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		qp->dp.resp_psn = attr->rq_psn;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->dp.retry_left = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->dp.rnr_left = attr->rnr_retry;
 	if (mask & IB_QP_STATE) {
 		/*
 		 * No WQE is in flight yet, so the SQ drains at once; the
@@ -372,6 +403,9 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 out:
 	mutex_unlock(&qp->state_lock);
+	/* flush an ERROR QP; start sending what waits in the SQ */
+	if (!ret && (mask & IB_QP_STATE))
+		rxe2_qp_kick(qp);
 	if (sqd_notify)
 		rxe2_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	return ret;
@@ -405,12 +439,24 @@ int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/*
+ * A process posts into its mapped SQ ring and rings the doorbell: a
+ * POST_SEND with no work request, which arrives here with wr == NULL.
+ */
 int rxe2_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
-	/* no data path yet */
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct rxe2_qp *qp = to_rqp(ibqp);
+
+	if (qp->is_user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EOPNOTSUPP;
+		}
+		rxe2_qp_doorbell(qp);
+		return 0;
+	}
+	return rxe2_post_send_kernel(qp, wr, bad_wr);
 }
 
 int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
@@ -456,6 +502,7 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
+	int ret;
 
 	/* a process posts through its mapped ring, never through here */
 	if (qp->is_user) {
@@ -467,5 +514,9 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return rxe2_post_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
+	ret = rxe2_post_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
+	/* in ERROR, receives complete at once, flushed (ib_drain_rq) */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		rxe2_qp_kick(qp);
+	return ret;
 }

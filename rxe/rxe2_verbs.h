@@ -8,7 +8,10 @@
 
 #include <linux/completion.h>
 #include <linux/refcount.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
 
 #include "rxe2.h"
 
@@ -151,6 +154,8 @@ struct rxe2_mr {
 	int access;			/* IB_ACCESS_* granted */
 	u32 key;
 	bool counted;			/* against max_mr: not the DMA MR */
+	struct page **pages;		/* the umem's pages, in order */
+	unsigned long npages;
 	refcount_t ref;			/* table's + one per lookup */
 	struct completion released;	/* last lookup reference gone */
 	struct rcu_head rcu;		/* lookups run under RCU */
@@ -185,6 +190,8 @@ struct rxe2_cq {
 	 */
 	u8 notify;
 	bool is_user;
+	bool overflowed;		/* CQ_ERR reported */
+	unsigned long notify_pending;	/* bit 0: call comp_handler */
 };
 
 static inline struct rxe2_cq *to_rcq(struct ib_cq *ibcq)
@@ -208,6 +215,75 @@ int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
+/* an address vector resolved for transmit (RC/UC path, UD AH) */
+struct rxe2_av {
+	bool ipv6;
+	u8 tclass;
+	u8 hop_limit;
+	u32 flow_label;
+	struct in6_addr saddr;		/* v4-mapped for IPv4 */
+	struct in6_addr daddr;
+};
+
+/* per-SQ-slot requester state (the WQE itself is copied to swqe) */
+struct rxe2_swqe_info {
+	u8 state;			/* RXE2_WQE_* */
+	u8 status;			/* enum ib_wc_status once done */
+	u32 first_psn;
+	u32 last_psn;
+	u32 length;			/* total payload bytes */
+};
+
+struct rxe2_qp_dp {
+	struct work_struct work;
+	struct sk_buff_head rx_queue;	/* packets from the hook */
+	unsigned long flags;		/* RXE2_QPF_* bits */
+	struct timer_list retry_timer;
+	struct timer_list rnr_timer;
+	u16 src_port;			/* UDP source port: ECMP entropy */
+	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */
+	u32 mtu;			/* path MTU in bytes */
+
+	/* requester */
+	u8 *swqe;			/* kernel copies, one per SQ slot */
+	struct rxe2_swqe_info *sinfo;
+	u32 req_next;			/* SQ index of the WQE being sent */
+	u32 req_offset;			/* bytes of it already sent */
+	u32 req_psn;			/* next PSN to send */
+	u32 req_noack;			/* packets sent since last AckReq */
+	u8 retry_left;
+	u8 rnr_left;
+	/* completer: every PSN before comp_psn is acknowledged */
+	u32 comp_psn;
+	bool rewound;			/* went back for lost responses */
+
+	/* responder */
+	u32 resp_psn;			/* expected PSN */
+	u32 msn;
+	bool nak_sent;			/* PSN sequence NAK outstanding */
+	u16 resp_op;			/* RXE2_OPF_SEND or _WRITE in progress */
+	bool in_msg;
+	bool have_rwqe;
+	u8 *rwqe;			/* copy of the receive WQE taken */
+	u32 rwqe_size;
+	u32 rcv_offset;			/* bytes placed in it */
+	u32 rcv_psn;			/* PSN of the SEND's first packet */
+	u32 wr_rkey;			/* RDMA WRITE in progress */
+	u64 wr_va;
+	u32 wr_resid;
+	u32 wr_len;
+	bool rd_active;			/* RDMA READ responses to send */
+	u32 rd_rkey;
+	u64 rd_va;
+	u32 rd_len;
+	u32 rd_off;
+	u32 rd_psn;			/* of the next response */
+	bool atomic_valid;		/* last atomic, for replay */
+	u32 atomic_psn;
+	u64 atomic_orig;
+	u8 atomic_syn;
+};
+
 /* rxe2_qp.c: QP objects and the IBTA state machine */
 struct rxe2_qp {
 	struct ib_qp ibqp;
@@ -220,6 +296,7 @@ struct rxe2_qp {
 	struct mutex state_lock;	/* modify/query against each other */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last value of every attribute set */
+	struct rxe2_qp_dp dp;		/* data path: rxe2_dp.h */
 };
 
 static inline struct rxe2_qp *to_rqp(struct ib_qp *ibqp)

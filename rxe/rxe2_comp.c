@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: the completer.  Matches ACKs, NAKs, RDMA READ responses and
+ * atomic ACKs against the outstanding send WQEs, places read data and
+ * atomic results, drives retransmission (local ACK timeout with
+ * retry_cnt, RNR NAK with rnr_retry, sequence NAK) and retires WQEs in
+ * order: the SQ consumer moves when a WQE's completion is written (an
+ * unsignaled WQE retires silently).  Also flushes a QP in the error
+ * state.
+ */
+#include <linux/jiffies.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "rxe2_dp.h"
+
+static u32 rxe2_wc_opcode(u32 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* write the completion of SQ index idx; false: the CQ overflowed */
+static bool rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched)
+{
+	struct rxe2_cqe cqe = {};
+
+	if (fetched) {
+		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+
+		cqe.wr_id = w->wr_id;
+		cqe.opcode = rxe2_wc_opcode(w->opcode);
+		cqe.byte_len = rxe2_sinfo(qp, idx)->length;
+		if (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		    w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+			cqe.wc_flags = 1 << 1;	/* IBV_WC_WITH_IMM */
+	} else {
+		struct rxe2_send_wqe *w = rxe2_ring_slot(&qp->sq, idx);
+
+		cqe.wr_id = READ_ONCE(w->wr_id);
+		cqe.opcode = rxe2_wc_opcode(READ_ONCE(w->opcode));
+	}
+	cqe.status = status;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.port_num = RXE2_PORT;
+	return !rxe2_cq_post(to_rcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* retire the finished WQEs at the head of the SQ, in order */
+void rxe2_comp_retire(struct rxe2_qp *qp)
+{
+	while (qp->sq.dev_index != qp->dp.req_next) {
+		u32 idx = qp->sq.dev_index;
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+		bool ok = true;
+
+		if (info->state != RXE2_WQE_DONE)
+			break;
+		if (info->status != IB_WC_SUCCESS ||
+		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		    (w->send_flags & IB_SEND_SIGNALED))
+			ok = rxe2_sq_cqe(qp, idx, info->status, true);
+		info->state = RXE2_WQE_NEW;
+		rxe2_ring_dev_advance(&qp->sq);
+		if (!ok) {
+			rxe2_qp_error(qp);
+			return;
+		}
+	}
+}
+
+/* the oldest WQE not finished yet, or req_next */
+static u32 rxe2_comp_head(struct rxe2_qp *qp)
+{
+	u32 i;
+
+	for (i = qp->sq.dev_index; i != qp->dp.req_next; i++)
+		if (rxe2_sinfo(qp, i)->state != RXE2_WQE_DONE)
+			break;
+	return i;
+}
+
+/* fail the oldest unfinished WQE and the QP */
+static void rxe2_comp_fail(struct rxe2_qp *qp, int status)
+{
+	u32 i = rxe2_comp_head(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	if (i == qp->dp.req_next) {
+		if (info->state == RXE2_WQE_NEW)
+			goto out;
+		qp->dp.req_next++;	/* the WQE being sent */
+		qp->dp.req_offset = 0;
+	}
+	info->state = RXE2_WQE_DONE;
+	info->status = status;
+	rxe2_comp_retire(qp);
+out:
+	rxe2_qp_error(qp);
+}
+
+static void rxe2_comp_progress(struct rxe2_qp *qp)
+{
+	qp->dp.rewound = false;
+	qp->dp.retry_left = qp->attr.retry_cnt;
+	qp->dp.rnr_left = qp->attr.rnr_retry;
+	if (qp->dp.comp_psn == qp->dp.req_psn)
+		del_timer(&qp->dp.retry_timer);
+	else if (qp->attr.timeout)
+		mod_timer(&qp->dp.retry_timer, jiffies +
+			  max_t(unsigned long, HZ / 50,
+				nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+}
+
+void rxe2_comp_arm_retry(struct rxe2_qp *qp)
+{
+	if (qp->attr.timeout && !timer_pending(&qp->dp.retry_timer))
+		mod_timer(&qp->dp.retry_timer, jiffies +
+			  max_t(unsigned long, HZ / 50,
+				nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+}
+
+/*
+ * Everything up to and including psn is acknowledged.  A READ or atomic
+ * still unanswered before that point lost its response: go back to it.
+ */
+static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 next = (psn + 1) & RXE2_PSN_MASK;
+	u32 i;
+
+	if (rxe2_psn_diff(next, dp->comp_psn) <= 0 ||
+	    rxe2_psn_diff(next, dp->req_psn) > 0)
+		return;		/* old, or beyond what was sent */
+	for (i = qp->sq.dev_index; i != dp->req_next; i++) {
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+		u32 op = rxe2_swqe(qp, i)->opcode;
+
+		if (info->state == RXE2_WQE_DONE)
+			continue;
+		if (op == IB_UVERBS_WR_RDMA_READ ||
+		    op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+		    op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) {
+			if (rxe2_psn_diff(psn, info->first_psn) >= 0) {
+				if (rxe2_psn_diff(dp->comp_psn,
+						  info->first_psn) < 0)
+					dp->comp_psn = info->first_psn;
+				if (!dp->rewound) {
+					dp->rewound = true;
+					rxe2_req_rewind(qp, dp->comp_psn);
+				}
+				return;
+			}
+			break;
+		}
+		if (rxe2_psn_diff(psn, info->last_psn) < 0)
+			break;
+		info->state = RXE2_WQE_DONE;
+	}
+	dp->comp_psn = next;
+	rxe2_comp_progress(qp);
+	rxe2_comp_retire(qp);
+}
+
+static unsigned long rxe2_rnr_jiffies(u8 code)
+{
+	/* IBTA table 45: RNR NAK timer field, microseconds */
+	static const u32 us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520,
+	};
+
+	return max_t(unsigned long, 1, usecs_to_jiffies(us[code & 31]));
+}
+
+static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 prev = (pkt->psn - 1) & RXE2_PSN_MASK;
+
+	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
+	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
+		return;		/* stale */
+	rxe2_comp_ack_upto(qp, prev);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+		return;
+	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_RNR) {
+		if (dp->rnr_left == 0) {
+			rxe2_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (dp->rnr_left != 7)
+			dp->rnr_left--;
+		rxe2_req_rewind(qp, pkt->psn);
+		set_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
+		del_timer(&dp->retry_timer);
+		mod_timer(&dp->rnr_timer,
+			  jiffies + rxe2_rnr_jiffies(syn & RXE2_AETH_VAL_MASK));
+		return;
+	}
+	switch (syn & RXE2_AETH_VAL_MASK) {
+	case RXE2_NAK_PSN_SEQ:
+		rxe2_req_rewind(qp, pkt->psn);
+		break;
+	case RXE2_NAK_REM_ACCESS:
+		rxe2_comp_fail(qp, IB_WC_REM_ACCESS_ERR);
+		break;
+	case RXE2_NAK_REM_OP:
+		rxe2_comp_fail(qp, IB_WC_REM_OP_ERR);
+		break;
+	default:
+		rxe2_comp_fail(qp, IB_WC_REM_INV_REQ_ERR);
+		break;
+	}
+}
+
+static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_swqe_info *info;
+	struct rxe2_send_wqe *w;
+	u32 i, off, d;
+
+	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
+	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
+		return;		/* duplicate or bogus */
+	/* implicitly acknowledges what precedes; a gap asks again */
+	if (pkt->psn != dp->comp_psn)
+		rxe2_comp_ack_upto(qp, (pkt->psn - 1) & RXE2_PSN_MASK);
+	if (pkt->psn != dp->comp_psn)
+		return;
+	i = rxe2_comp_head(qp);
+	if (i == dp->req_next)
+		return;
+	info = rxe2_sinfo(qp, i);
+	w = rxe2_swqe(qp, i);
+	d = (pkt->psn - info->first_psn) & RXE2_PSN_MASK;
+	if (rxe2_psn_diff(pkt->psn, info->first_psn) < 0 ||
+	    rxe2_psn_diff(pkt->psn, info->last_psn) > 0)
+		return;
+	if (pkt->flags & RXE2_OPF_ATOMIC) {
+		__be64 orig;
+		u64 v;
+		struct rxe2_sge_cursor c = {
+			.sge = (const struct rxe2_sge *)(w + 1),
+			.num = w->num_sge,
+		};
+
+		if (w->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		    w->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+			return;
+		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK), 8);
+		v = be64_to_cpu(orig);
+		if (rxe2_sge_copy(qp, &c, &v, 8, true)) {
+			info->state = RXE2_WQE_DONE;
+			info->status = IB_WC_LOC_PROT_ERR;
+			rxe2_comp_retire(qp);
+			rxe2_qp_error(qp);
+			return;
+		}
+		info->state = RXE2_WQE_DONE;
+	} else {
+		bool first = pkt->flags & RXE2_OPF_FIRST;
+		bool last = pkt->flags & RXE2_OPF_LAST;
+		struct rxe2_sge_cursor c = {
+			.sge = (const struct rxe2_sge *)(w + 1),
+			.num = w->num_sge,
+		};
+
+		if (w->opcode != IB_UVERBS_WR_RDMA_READ)
+			return;
+		off = d * dp->mtu;
+		/* a READ asked again mid-way starts over with a FIRST */
+		if ((!first && d == 0) || last != (pkt->psn == info->last_psn))
+			return;
+		if (last ? off + pkt->paylen != info->length :
+			   pkt->paylen != dp->mtu)
+			return;
+		rxe2_sge_seek(&c, off);
+		if (rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true)) {
+			info->state = RXE2_WQE_DONE;
+			info->status = IB_WC_LOC_PROT_ERR;
+			rxe2_comp_retire(qp);
+			rxe2_qp_error(qp);
+			return;
+		}
+		if (last)
+			info->state = RXE2_WQE_DONE;
+	}
+	dp->comp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
+	rxe2_comp_progress(qp);
+	rxe2_comp_retire(qp);
+}
+
+/* a response to our requests (RC); caller holds state_lock */
+void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	u8 syn = 0;
+
+	if (pkt->flags & RXE2_OPF_AETH) {
+		struct rxe2_aeth *a = rxe2_pkt_ext(pkt, RXE2_OPF_AETH);
+
+		syn = ntohl(a->smsn) >> 24;
+		if ((syn & RXE2_AETH_TYPE_MASK) != RXE2_AETH_ACK) {
+			if (pkt->opcode == RXE2_OP_ACK)
+				rxe2_comp_nak(qp, pkt, syn);
+			return;
+		}
+	}
+	if (pkt->opcode == RXE2_OP_ACK)
+		rxe2_comp_ack_upto(qp, pkt->psn);
+	else
+		rxe2_comp_read_resp(qp, pkt);
+}
+
+/* timer flags; caller holds state_lock */
+void rxe2_comp_timers(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (test_and_clear_bit(RXE2_QPF_RNR, &dp->flags))
+		clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
+	if (!test_and_clear_bit(RXE2_QPF_RETRY, &dp->flags) ||
+	    qp->ibqp.qp_type != IB_QPT_RC || qp->state != IB_QPS_RTS ||
+	    test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
+		return;
+	if (dp->comp_psn == dp->req_psn && dp->req_offset == 0)
+		return;		/* nothing outstanding */
+	if (dp->retry_left == 0) {
+		rxe2_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	dp->retry_left--;
+	rxe2_req_rewind(qp, dp->comp_psn);
+	rxe2_comp_arm_retry(qp);
+}
+
+static bool rxe2_rq_flush_one(struct rxe2_qp *qp, u64 wr_id)
+{
+	struct rxe2_cqe cqe = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = RXE2_PORT,
+	};
+
+	return !rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &cqe, false);
+}
+
+/* QP in ERROR: complete everything still queued, in order */
+void rxe2_flush(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	int avail;
+
+	del_timer(&dp->retry_timer);
+	del_timer(&dp->rnr_timer);
+	/* the SQ: finished WQEs as they are, the rest flushed */
+	avail = rxe2_ring_dev_avail(&qp->sq);
+	while (avail > 0) {
+		u32 idx = qp->sq.dev_index;
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+		bool fetched = info->state != RXE2_WQE_NEW;
+
+		if (info->state == RXE2_WQE_DONE &&
+		    info->status == IB_WC_SUCCESS) {
+			struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+
+			if ((qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+			     (w->send_flags & IB_SEND_SIGNALED)) &&
+			    !rxe2_sq_cqe(qp, idx, IB_WC_SUCCESS, true))
+				break;
+		} else if (!rxe2_sq_cqe(qp, idx, IB_WC_WR_FLUSH_ERR,
+					fetched)) {
+			break;
+		}
+		info->state = RXE2_WQE_NEW;
+		rxe2_ring_dev_advance(&qp->sq);
+		avail--;
+	}
+	dp->req_next = qp->sq.dev_index;
+	dp->req_offset = 0;
+
+	/* the receive WQE a message was being placed into */
+	if (dp->have_rwqe &&
+	    rxe2_rq_flush_one(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id))
+		dp->have_rwqe = false;
+	dp->in_msg = false;
+	dp->rd_active = false;
+	if (!qp->has_rq)
+		return;
+	avail = rxe2_ring_dev_avail(&qp->rq);
+	while (avail-- > 0) {
+		struct rxe2_recv_wqe *r = rxe2_ring_slot(&qp->rq,
+							 qp->rq.dev_index);
+
+		if (!rxe2_rq_flush_one(qp, READ_ONCE(r->wr_id)))
+			break;
+		rxe2_ring_dev_advance(&qp->rq);
+	}
+}

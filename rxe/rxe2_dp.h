@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rxe2: the data path.  One work item per QP runs everything a QP does
+ * (responder, completer, requester) in sleepable context, one runner at
+ * a time: the SQ doorbell runs it in the caller's context when nobody
+ * else is, the receive hook and the timers queue it.
+ */
+#ifndef RXE2_DP_H
+#define RXE2_DP_H
+
+#include "rxe2_verbs.h"
+#include "rxe2_hdr.h"
+
+/* qp->dp.flags */
+enum {
+	RXE2_QPF_DYING,		/* destroy in progress: queue nothing */
+	RXE2_QPF_RETRY,		/* retransmit timer fired */
+	RXE2_QPF_RNR,		/* RNR wait over */
+	RXE2_QPF_RNR_WAIT,	/* waiting out an RNR NAK */
+};
+
+/* rxe2_swqe_info.state */
+enum {
+	RXE2_WQE_NEW,		/* not copied out of the ring yet */
+	RXE2_WQE_STARTED,	/* copied and validated, being sent */
+	RXE2_WQE_SENT,		/* every packet sent, awaiting the answer */
+	RXE2_WQE_DONE,		/* completion ready (status) */
+};
+
+#define RXE2_RX_BACKLOG		4096	/* packets queued per QP */
+#define RXE2_ACK_EVERY		16	/* AckReq at least this often */
+#define RXE2_MAX_INFLIGHT	256	/* unacknowledged packets per QP */
+#define RXE2_UD_GRH_LEN		40
+
+/* a received packet, parsed and validated by rxe2_rx.c */
+struct rxe2_pkt {
+	struct sk_buff *skb;
+	u8 *hdr;		/* the BTH */
+	u8 opcode;
+	u16 flags;		/* enum rxe2_opf */
+	bool ackreq;
+	bool se;
+	bool ipv6;
+	u32 psn;
+	u32 qpn;
+	u8 *payload;
+	u32 paylen;
+};
+
+static inline void *rxe2_pkt_ext(const struct rxe2_pkt *p, enum rxe2_opf h)
+{
+	return p->hdr + rxe2_ext_off(p->flags, h);
+}
+
+static inline struct rxe2_dev *rxe2_qp_rdev(struct rxe2_qp *qp)
+{
+	return to_rdev(qp->ibqp.device);
+}
+
+/* rxe2_task.c */
+int rxe2_dp_init(void);
+void rxe2_dp_exit(void);
+int rxe2_qp_dp_init(struct rxe2_qp *qp);
+void rxe2_qp_dp_stop(struct rxe2_qp *qp);
+void rxe2_qp_dp_free(struct rxe2_qp *qp);
+void rxe2_qp_dp_reset(struct rxe2_qp *qp);
+void rxe2_qp_dp_set_av(struct rxe2_qp *qp, const struct rdma_ah_attr *ah);
+void rxe2_qp_kick(struct rxe2_qp *qp);
+void rxe2_qp_doorbell(struct rxe2_qp *qp);
+void rxe2_qp_error(struct rxe2_qp *qp);
+int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
+int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		 bool to_mr);
+int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
+		      const struct ib_gid_attr *sgid_attr);
+
+/* copy between a list of SGEs and a buffer: a cursor over the list */
+struct rxe2_sge_cursor {
+	const struct rxe2_sge *sge;
+	u32 num;
+	u32 idx;
+	u32 off;		/* within sge[idx] */
+};
+
+int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
+		  u32 len, bool to_mem);
+void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
+
+/* rxe2_icrc.c */
+u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
+	      unsigned int len);
+
+/* rxe2_tx.c */
+struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
+			      unsigned int paylen, struct rxe2_bth **bth);
+int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		 struct sk_buff *skb);
+void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
+		   u32 dqpn, bool ackreq, u32 psn);
+u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
+
+/* rxe2_rx.c */
+unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
+			  unsigned int net_off, bool ipv6);
+void rxe2_rx_run(struct rxe2_qp *qp);
+
+/* rxe2_req.c */
+void rxe2_req_run(struct rxe2_qp *qp);
+void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn);
+int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr);
+
+/* rxe2_comp.c */
+void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+void rxe2_comp_retire(struct rxe2_qp *qp);
+void rxe2_comp_timers(struct rxe2_qp *qp);
+void rxe2_comp_arm_retry(struct rxe2_qp *qp);
+void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
+void rxe2_flush(struct rxe2_qp *qp);
+
+/* rxe2_resp.c */
+void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+void rxe2_resp_reset(struct rxe2_qp *qp);
+void rxe2_resp_read_cont(struct rxe2_qp *qp);
+void rxe2_send_ack(struct rxe2_qp *qp, u8 syndrome, u32 psn);
+
+static inline struct rxe2_send_wqe *rxe2_swqe(struct rxe2_qp *qp, u32 idx)
+{
+	return (struct rxe2_send_wqe *)(qp->dp.swqe +
+		(size_t)(idx & (qp->sq.num_slots - 1)) * qp->sq.slot_size);
+}
+
+static inline struct rxe2_swqe_info *rxe2_sinfo(struct rxe2_qp *qp, u32 idx)
+{
+	return &qp->dp.sinfo[idx & (qp->sq.num_slots - 1)];
+}
+
+#endif /* RXE2_DP_H */

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: the requester.  Takes send WQEs from the SQ ring in order,
+ * copies each one out of shared memory before looking at it, validates
+ * it against the QP (opcode for the QP type, SGE count, inline size,
+ * every lkey through the MR table, lengths), and sends its packets:
+ * path-MTU segments with PSNs, AckReq at the end of each message and
+ * every RXE2_ACK_EVERY packets.  The completer (rxe2_comp.c) retires
+ * WQEs in order once they are answered; UC and UD WQEs are done as soon
+ * as their last packet leaves.
+ */
+#include <rdma/ib_user_verbs.h>
+
+#include "rxe2_dp.h"
+
+#define RXE2_MAX_MSG_SZ		0x80000000u
+
+static bool rxe2_is_read_or_atomic(u32 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ ||
+	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool rxe2_is_atomic(u32 op)
+{
+	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return true;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return qp->ibqp.qp_type == IB_QPT_RC ||
+		       qp->ibqp.qp_type == IB_QPT_UC;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return qp->ibqp.qp_type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Copy the WQE of SQ index idx out of the ring and validate it.
+ * Returns 0 or the ib_wc_status it completes with.
+ */
+static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
+	u64 total = 0;
+	int access = 0;
+	u32 i;
+
+	memcpy(w, rxe2_ring_slot(&qp->sq, idx), qp->sq.slot_size);
+	info->state = RXE2_WQE_STARTED;
+	info->status = IB_WC_SUCCESS;
+	info->length = 0;
+
+	if (!rxe2_op_ok(qp, w->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->send_flags & IB_SEND_INLINE) {
+		if (w->inline_len > qp->cap.max_inline_data ||
+		    w->inline_len > qp->sq.slot_size - RXE2_SEND_WQE_HDR_SIZE ||
+		    rxe2_is_read_or_atomic(w->opcode))
+			return IB_WC_LOC_QP_OP_ERR;
+		total = w->inline_len;
+	} else {
+		if (w->num_sge > qp->cap.max_send_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (w->opcode == IB_UVERBS_WR_RDMA_READ ||
+		    rxe2_is_atomic(w->opcode))
+			access = IB_ACCESS_LOCAL_WRITE;
+		for (i = 0; i < w->num_sge; i++) {
+			struct rxe2_mr *mr;
+			bool ok;
+
+			total += sge[i].length;
+			if (!sge[i].length)
+				continue;
+			mr = rxe2_mr_lookup(rdev, sge[i].lkey, qp->ibqp.pd,
+					    access);
+			if (!mr)
+				return IB_WC_LOC_PROT_ERR;
+			ok = (!qp->is_user || mr->umem) &&
+			     rxe2_mr_check_range(mr, sge[i].addr,
+						 sge[i].length);
+			rxe2_mr_put(mr);
+			if (!ok)
+				return IB_WC_LOC_PROT_ERR;
+		}
+	}
+	if (total > RXE2_MAX_MSG_SZ)
+		return IB_WC_LOC_LEN_ERR;
+	if (rxe2_is_atomic(w->opcode) && total < 8)
+		return IB_WC_LOC_LEN_ERR;
+	if (rxe2_is_atomic(w->opcode))
+		total = 8;
+	if ((qp->ibqp.qp_type == IB_QPT_UD ||
+	     qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    total > ib_mtu_enum_to_int(READ_ONCE(rdev->active_mtu)))
+		return IB_WC_LOC_LEN_ERR;
+	info->length = total;
+	return 0;
+}
+
+/* the UD destination: an AH of this QP's PD */
+static int rxe2_req_ud_av(struct rxe2_qp *qp, u32 ah_num, struct rxe2_av *av)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_ah *ah;
+	int ret = -EINVAL;
+
+	rcu_read_lock();
+	ah = xa_load(&rdev->ah_table.xa, ah_num);
+	if (ah && ah->ibah.pd == qp->ibqp.pd)
+		ret = rxe2_av_from_attr(av, &ah->attr,
+					ah->ibah.sgid_attr);
+	rcu_read_unlock();
+	return ret;
+}
+
+static u8 rxe2_wire_op(struct rxe2_qp *qp, u32 op, bool first, bool last)
+{
+	u8 base = qp->ibqp.qp_type == IB_QPT_UC ? RXE2_TRANSPORT_UC :
+		  qp->ibqp.qp_type == IB_QPT_RC ? RXE2_TRANSPORT_RC :
+		  RXE2_TRANSPORT_UD;
+
+	switch (op) {
+	case IB_UVERBS_WR_SEND:
+		return base + (first && last ? RXE2_OP_SEND_ONLY :
+			       first ? RXE2_OP_SEND_FIRST :
+			       last ? RXE2_OP_SEND_LAST : RXE2_OP_SEND_MIDDLE);
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return base + (first && last ? RXE2_OP_SEND_ONLY_IMM :
+			       first ? RXE2_OP_SEND_FIRST :
+			       last ? RXE2_OP_SEND_LAST_IMM :
+			       RXE2_OP_SEND_MIDDLE);
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		return first && last ? RXE2_OP_SEND_ONLY_INV :
+		       first ? RXE2_OP_SEND_FIRST :
+		       last ? RXE2_OP_SEND_LAST_INV : RXE2_OP_SEND_MIDDLE;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return base + (first && last ? RXE2_OP_WRITE_ONLY :
+			       first ? RXE2_OP_WRITE_FIRST :
+			       last ? RXE2_OP_WRITE_LAST :
+			       RXE2_OP_WRITE_MIDDLE);
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return base + (first && last ? RXE2_OP_WRITE_ONLY_IMM :
+			       first ? RXE2_OP_WRITE_FIRST :
+			       last ? RXE2_OP_WRITE_LAST_IMM :
+			       RXE2_OP_WRITE_MIDDLE);
+	case IB_UVERBS_WR_RDMA_READ:
+		return RXE2_OP_READ_REQ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return RXE2_OP_CMP_SWAP;
+	default:
+		return RXE2_OP_FETCH_ADD;
+	}
+}
+
+static u32 rxe2_npkts(u32 len, u32 mtu)
+{
+	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/*
+ * Send the next packet of WQE idx.  Returns 0, or an ib_wc_status for a
+ * WQE that fails here (a key that went away under us).
+ */
+static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
+		  qp->ibqp.qp_type == IB_QPT_GSI;
+	u32 mtu = ud ? info->length : dp->mtu;
+	u32 off = dp->req_offset, n = 0, npsn = 1;
+	bool first, last, ackreq = false;
+	const struct rxe2_opinfo *oi;
+	struct rxe2_av ud_av, *av = &dp->av;
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+	u16 sport = dp->src_port;
+	u32 dqpn = qp->attr.dest_qp_num;
+	u8 op;
+
+	if (ud) {
+		if (rxe2_req_ud_av(qp, w->wr.ud.ah_num, &ud_av))
+			return IB_WC_LOC_QP_OP_ERR;
+		av = &ud_av;
+		dqpn = w->wr.ud.remote_qpn;
+		sport = rxe2_src_port(qp->ibqp.qp_num, dqpn, av->flow_label);
+		mtu = max_t(u32, mtu, 1);
+	}
+	if (off == 0) {
+		info->first_psn = dp->req_psn;
+		info->last_psn = (dp->req_psn +
+				  (rxe2_is_atomic(w->opcode) ? 1 :
+				   rxe2_npkts(info->length, mtu)) - 1) &
+				 RXE2_PSN_MASK;
+	}
+	if (rxe2_is_read_or_atomic(w->opcode)) {
+		first = true;
+		last = true;
+		if (w->opcode == IB_UVERBS_WR_RDMA_READ)
+			npsn = rxe2_npkts(info->length - off, mtu);
+	} else {
+		n = min(mtu, info->length - off);
+		first = off == 0;
+		last = off + n == info->length;
+	}
+	op = rxe2_wire_op(qp, w->opcode, first, last);
+	oi = &rxe2_opinfo[op];
+	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY))
+		ackreq = true;
+
+	skb = rxe2_tx_alloc(qp, oi->hdr_len, n, &bth);
+	if (!skb)
+		return -ENOMEM;
+	rxe2_bth_init(bth, op,
+		      last && (w->send_flags & IB_SEND_SOLICITED),
+		      (4 - (n & 3)) & 3, dqpn, ackreq, dp->req_psn);
+	if (oi->flags & RXE2_OPF_DETH) {
+		struct rxe2_deth *d = (void *)bth + rxe2_ext_off(oi->flags,
+							 RXE2_OPF_DETH);
+		u32 qkey = w->wr.ud.remote_qkey;
+
+		if (qkey & 0x80000000u)
+			qkey = qp->attr.qkey;
+		d->qkey = htonl(qkey);
+		d->sqp = htonl(qp->ibqp.qp_num);
+	}
+	if (oi->flags & RXE2_OPF_RETH) {
+		struct rxe2_reth *r = (void *)bth + rxe2_ext_off(oi->flags,
+							 RXE2_OPF_RETH);
+
+		r->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
+		r->rkey = htonl(w->wr.rdma.rkey);
+		r->len = htonl(info->length - off);
+	}
+	if (oi->flags & RXE2_OPF_ATMETH) {
+		struct rxe2_atmeth *a = (void *)bth + rxe2_ext_off(oi->flags,
+							   RXE2_OPF_ATMETH);
+
+		a->va = cpu_to_be64(w->wr.atomic.remote_addr);
+		a->rkey = htonl(w->wr.atomic.rkey);
+		a->swap_add = cpu_to_be64(w->opcode ==
+					  IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
+					  w->wr.atomic.swap :
+					  w->wr.atomic.compare_add);
+		a->cmp = cpu_to_be64(w->wr.atomic.compare_add);
+	}
+	if (oi->flags & (RXE2_OPF_IMM | RXE2_OPF_IETH)) {
+		__u32 *ex = (void *)bth + rxe2_ext_off(oi->flags, RXE2_OPF_IMM);
+
+		/* imm_data is big endian in the WQE; the rkey is not */
+		if (oi->flags & RXE2_OPF_IMM)
+			*ex = w->ex;
+		else
+			*(__be32 *)ex = htonl(w->ex);
+	}
+	if (n) {
+		u8 *payload = (u8 *)bth + oi->hdr_len;
+
+		if (w->send_flags & IB_SEND_INLINE) {
+			memcpy(payload, (u8 *)(w + 1) + off, n);
+		} else {
+			struct rxe2_sge_cursor c = {
+				.sge = (const struct rxe2_sge *)(w + 1),
+				.num = w->num_sge,
+			};
+
+			rxe2_sge_seek(&c, off);
+			if (rxe2_sge_copy(qp, &c, payload, n, false)) {
+				kfree_skb(skb);
+				return IB_WC_LOC_PROT_ERR;
+			}
+		}
+	}
+
+	rxe2_tx_send(qp, av, sport, skb);	/* a lost packet is retried */
+	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
+	dp->req_psn = (dp->req_psn + npsn) & RXE2_PSN_MASK;
+	if (rxe2_is_read_or_atomic(w->opcode))
+		dp->req_offset = info->length;
+	else
+		dp->req_offset += n;
+	if (dp->req_offset >= info->length) {
+		dp->req_offset = 0;
+		dp->req_next++;
+		info->state = rc ? RXE2_WQE_SENT : RXE2_WQE_DONE;
+	}
+	if (rc)
+		rxe2_comp_arm_retry(qp);
+	return 0;
+}
+
+/* READ/atomic WQEs sent and not answered, and whether any is pending */
+static u32 rxe2_req_rd_inflight(struct rxe2_qp *qp)
+{
+	u32 i, n = 0;
+
+	for (i = qp->sq.dev_index; i != qp->dp.req_next; i++) {
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+		if (info->state == RXE2_WQE_SENT &&
+		    rxe2_is_read_or_atomic(rxe2_swqe(qp, i)->opcode))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * rxe2_req_rewind() - go back N: resend from psn, which lies in a WQE
+ * between the SQ consumer and the one being sent.
+ */
+void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_swqe_info *info;
+	u32 i, old_next = dp->req_next;
+	int d;
+
+	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
+		return;		/* nothing sent from there yet */
+	for (i = qp->sq.dev_index; i != old_next; i++) {
+		info = rxe2_sinfo(qp, i);
+		if (info->state != RXE2_WQE_DONE &&
+		    rxe2_psn_diff(psn, info->last_psn) <= 0)
+			break;
+	}
+	/* i == old_next: inside the WQE being sent (req_offset > 0) */
+	info = rxe2_sinfo(qp, i);
+	d = rxe2_psn_diff(psn, info->first_psn);
+	if (d < 0 || rxe2_is_atomic(rxe2_swqe(qp, i)->opcode))
+		d = 0;
+	dp->req_offset = min_t(u64, (u64)d * dp->mtu, info->length);
+	if (dp->req_offset >= info->length) {
+		d = 0;
+		dp->req_offset = 0;
+	}
+	dp->req_next = i;
+	for (; i != old_next; i++) {
+		info = rxe2_sinfo(qp, i);
+		if (info->state == RXE2_WQE_SENT)
+			info->state = RXE2_WQE_STARTED;
+	}
+	dp->req_psn = (rxe2_sinfo(qp, dp->req_next)->first_psn + d) &
+		      RXE2_PSN_MASK;
+	dp->req_noack = 0;
+}
+
+/* caller holds state_lock */
+void rxe2_req_run(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int avail, budget = 1024;
+
+	if (qp->state != IB_QPS_RTS)
+		return;
+	while (budget--) {
+		struct rxe2_swqe_info *info;
+		struct rxe2_send_wqe *w;
+		u32 idx = dp->req_next;
+		int status;
+
+		if (test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
+			return;
+		avail = rxe2_ring_dev_avail(&qp->sq);
+		if (avail < 0) {
+			rxe2_qp_error(qp);
+			return;
+		}
+		if (idx - qp->sq.dev_index >= (u32)avail)
+			break;
+		if (rc && rxe2_psn_diff(dp->req_psn, dp->comp_psn) >=
+			  RXE2_MAX_INFLIGHT)
+			break;
+		info = rxe2_sinfo(qp, idx);
+		w = rxe2_swqe(qp, idx);
+		if (info->state == RXE2_WQE_NEW) {
+			status = rxe2_req_fetch(qp, idx);
+			if (status) {
+				info->state = RXE2_WQE_DONE;
+				info->status = status;
+				dp->req_next++;
+				rxe2_comp_retire(qp);
+				rxe2_qp_error(qp);
+				return;
+			}
+		}
+		if (dp->req_offset == 0 && rc &&
+		    (rxe2_is_read_or_atomic(w->opcode) ||
+		     (w->send_flags & IB_SEND_FENCE)) &&
+		    rxe2_req_rd_inflight(qp) >=
+		    (rxe2_is_read_or_atomic(w->opcode) ? max_rd : 1))
+			break;
+		status = rxe2_req_packet(qp, idx);
+		if (status < 0)
+			break;	/* no memory: the retry timer comes back */
+		if (status) {
+			info->state = RXE2_WQE_DONE;
+			info->status = status;
+			dp->req_next++;
+			dp->req_offset = 0;
+			rxe2_comp_retire(qp);
+			rxe2_qp_error(qp);
+			return;
+		}
+		if (info->state == RXE2_WQE_DONE)
+			rxe2_comp_retire(qp);
+	}
+	if (budget < 0)
+		rxe2_qp_kick(qp);
+}
+
+/* kernel QPs: write the WRs into the kernel SQ ring, then run the QP */
+int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	struct rxe2_ring *r = &qp->sq;
+	unsigned long flags;
+	int ret = 0;
+
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&r->lock, flags);
+	for (; wr; wr = wr->next) {
+		struct rxe2_send_wqe *w;
+		u8 *data;
+		int i;
+
+		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
+		    wr->opcode > IB_WR_SEND_WITH_INV) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = rxe2_ring_client_avail(r);
+		if (ret <= 0) {
+			ret = ret ? ret : -ENOMEM;
+			break;
+		}
+		ret = 0;
+		w = rxe2_ring_slot(r, r->client_index);
+		memset(w, 0, RXE2_SEND_WQE_HDR_SIZE);
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->send_flags = wr->send_flags & (IB_SEND_FENCE |
+						  IB_SEND_SIGNALED |
+						  IB_SEND_SOLICITED |
+						  IB_SEND_INLINE);
+		if (wr->opcode == IB_WR_SEND_WITH_INV)
+			w->ex = wr->ex.invalidate_rkey;
+		else
+			w->ex = (__force u32)wr->ex.imm_data;
+		switch (wr->opcode) {
+		case IB_WR_RDMA_WRITE:
+		case IB_WR_RDMA_WRITE_WITH_IMM:
+		case IB_WR_RDMA_READ:
+			w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+			w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+			break;
+		case IB_WR_ATOMIC_CMP_AND_SWP:
+		case IB_WR_ATOMIC_FETCH_AND_ADD:
+			w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+			w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+			w->wr.atomic.swap = atomic_wr(wr)->swap;
+			w->wr.atomic.rkey = atomic_wr(wr)->rkey;
+			break;
+		case IB_WR_SEND:
+		case IB_WR_SEND_WITH_IMM:
+			if (qp->ibqp.qp_type != IB_QPT_UD &&
+			    qp->ibqp.qp_type != IB_QPT_GSI)
+				break;
+			w->wr.ud.ah_num = to_rah(ud_wr(wr)->ah)->ah_num;
+			w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+			break;
+		default:
+			break;
+		}
+		data = (u8 *)(w + 1);
+		if (wr->send_flags & IB_SEND_INLINE) {
+			u32 len = 0;
+
+			for (i = 0; i < wr->num_sge; i++) {
+				u32 n = wr->sg_list[i].length;
+
+				if (len + n > qp->cap.max_inline_data) {
+					ret = -EINVAL;
+					break;
+				}
+				memcpy(data + len,
+				       (void *)(uintptr_t)wr->sg_list[i].addr,
+				       n);
+				len += n;
+			}
+			if (ret)
+				break;
+			w->inline_len = len;
+		} else {
+			struct rxe2_sge *sge = (struct rxe2_sge *)data;
+
+			w->num_sge = wr->num_sge;
+			for (i = 0; i < wr->num_sge; i++) {
+				sge[i].addr = wr->sg_list[i].addr;
+				sge[i].length = wr->sg_list[i].length;
+				sge[i].lkey = wr->sg_list[i].lkey;
+			}
+		}
+		rxe2_ring_client_advance(r);
+	}
+	spin_unlock_irqrestore(&r->lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	/* kernel consumers may post from atomic context: defer the run */
+	rxe2_qp_kick(qp);
+	return ret;
+}

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: the responder.  Checks each request's PSN against the expected
+ * one (RC: a gap draws one sequence NAK, a duplicate is answered again:
+ * SEND/WRITE re-ACKed, READ re-executed, an atomic's saved result
+ * replayed, never re-applied; UC: a gap drops the message in progress),
+ * places SEND data into receive WQEs taken from the RQ or SRQ ring (a
+ * missing one draws an RNR NAK), executes RDMA WRITE, READ and atomics
+ * against MRs found by rkey (PD, access and range checked), writes the
+ * receive completions and sends ACKs, read responses and atomic ACKs.
+ * UD: Q_Key check, GRH into the first 40 bytes of the buffer.
+ */
+#include <linux/highmem.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <rdma/ib_umem.h>
+
+#include "rxe2_dp.h"
+
+/* ibv_wc_flags values, which the CQE carries */
+#define RXE2_WC_GRH		(1 << 0)
+#define RXE2_WC_WITH_IMM	(1 << 1)
+#define RXE2_WC_WITH_INV	(1 << 3)
+
+static DEFINE_SPINLOCK(rxe2_atomic_lock);
+
+void rxe2_resp_reset(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	dp->have_rwqe = false;
+	dp->in_msg = false;
+	dp->rd_active = false;
+	dp->nak_sent = false;
+	dp->atomic_valid = false;
+}
+
+static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
+					u32 psn, struct sk_buff **skb)
+{
+	struct rxe2_bth *bth;
+
+	*skb = rxe2_tx_alloc(qp, rxe2_opinfo[op].hdr_len, paylen, &bth);
+	if (!*skb)
+		return NULL;
+	rxe2_bth_init(bth, op, false, (4 - (paylen & 3)) & 3,
+		      qp->attr.dest_qp_num, false, psn);
+	return bth;
+}
+
+static void rxe2_set_aeth(struct rxe2_bth *bth, u8 op, u8 syn, u32 msn)
+{
+	struct rxe2_aeth *a = (void *)bth + rxe2_ext_off(rxe2_opinfo[op].flags,
+							 RXE2_OPF_AETH);
+
+	a->smsn = htonl((u32)syn << 24 | (msn & 0xffffff));
+}
+
+void rxe2_send_ack(struct rxe2_qp *qp, u8 syn, u32 psn)
+{
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+
+	bth = rxe2_resp_alloc(qp, RXE2_OP_ACK, 0, psn, &skb);
+	if (!bth)
+		return;
+	rxe2_set_aeth(bth, RXE2_OP_ACK, syn, qp->dp.msn);
+	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
+}
+
+static void rxe2_send_atomic_ack(struct rxe2_qp *qp, u32 psn, u64 orig)
+{
+	struct rxe2_atmack *ack;
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+
+	bth = rxe2_resp_alloc(qp, RXE2_OP_ATOMIC_ACK, 0, psn, &skb);
+	if (!bth)
+		return;
+	rxe2_set_aeth(bth, RXE2_OP_ATOMIC_ACK, RXE2_AETH_ACK |
+		      RXE2_AETH_CREDIT_INVALID, qp->dp.msn);
+	ack = (void *)bth + rxe2_ext_off(rxe2_opinfo[RXE2_OP_ATOMIC_ACK].flags,
+					 RXE2_OPF_ATMACK);
+	ack->orig = cpu_to_be64(orig);
+	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
+}
+
+static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
+			  u32 opcode, u32 len, u32 flags, u32 ex, u32 src_qp,
+			  bool solicited)
+{
+	struct rxe2_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = len,
+		.ex = ex,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = src_qp,
+		.wc_flags = flags,
+		.port_num = RXE2_PORT,
+	};
+
+	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &cqe, solicited))
+		rxe2_qp_error(qp);
+}
+
+/* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
+static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_srq *srq = qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
+	struct rxe2_ring *r = srq ? &srq->ring : &qp->rq;
+	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	bool limit = false;
+	unsigned long flags;
+	int avail;
+
+	if (dp->have_rwqe)
+		return 0;
+	spin_lock_irqsave(&r->lock, flags);
+	avail = rxe2_ring_dev_avail(r);
+	if (avail > 0) {
+		memcpy(dp->rwqe, rxe2_ring_slot(r, r->dev_index),
+		       r->slot_size);
+		rxe2_ring_dev_advance(r);
+		if (srq && srq->srq_limit && avail - 1 < srq->srq_limit) {
+			WRITE_ONCE(srq->srq_limit, 0);
+			limit = true;
+		}
+	}
+	spin_unlock_irqrestore(&r->lock, flags);
+	if (limit && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	if (avail < 0)
+		return -EPROTO;
+	if (!avail)
+		return -EAGAIN;
+	dp->have_rwqe = true;
+	dp->rcv_offset = 0;
+	if (w->num_sge > max_sge ||
+	    RXE2_RECV_WQE_HDR_SIZE + w->num_sge * sizeof(struct rxe2_sge) >
+	    r->slot_size)
+		w->num_sge = U32_MAX;	/* fails at the first copy */
+	return 0;
+}
+
+/* place len bytes at the current offset of the receive WQE */
+static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
+{
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
+	struct rxe2_sge_cursor c = {
+		.sge = (const struct rxe2_sge *)(w + 1),
+		.num = w->num_sge,
+	};
+	int ret;
+
+	if (w->num_sge == U32_MAX)
+		return -EACCES;
+	rxe2_sge_seek(&c, qp->dp.rcv_offset);
+	ret = rxe2_sge_copy(qp, &c, buf, len, true);
+	if (!ret)
+		qp->dp.rcv_offset += len;
+	return ret;
+}
+
+/* a fatal request error: NAK (RC), fail the receive WQE, QP to ERROR */
+static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+			    u8 nak, int status)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
+	if (dp->have_rwqe) {
+		dp->have_rwqe = false;
+		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+			      status, IB_WC_RECV, 0, 0, 0, 0, false);
+	}
+	rxe2_qp_error(qp);
+}
+
+static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		rxe2_send_ack(qp, RXE2_AETH_RNR |
+			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
+			      pkt->psn);
+	atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+}
+
+/* an rkey for this QP's PD with the access, over [va, va + len) */
+static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 va,
+				    u32 len, int access)
+{
+	struct rxe2_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & access))
+		return NULL;
+	mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd, access);
+	if (!mr)
+		return NULL;
+	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, va, len)) {
+		rxe2_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+static void rxe2_resp_done_msg(struct rxe2_qp *qp)
+{
+	qp->dp.msn = (qp->dp.msn + 1) & 0xffffff;
+	qp->dp.in_msg = false;
+}
+
+static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	u32 flags = 0, ex = 0;
+	int ret;
+
+	if (pkt->flags & RXE2_OPF_FIRST) {
+		ret = rxe2_resp_get_rwqe(qp);
+		if (ret == -EAGAIN) {
+			rxe2_resp_rnr(qp, pkt);
+			return;
+		}
+		if (ret) {
+			rxe2_qp_error(qp);
+			return;
+		}
+		dp->in_msg = true;
+		dp->resp_op = RXE2_OPF_SEND;
+	}
+	if (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) {
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	ret = rxe2_resp_place(qp, pkt->payload, pkt->paylen);
+	if (ret) {
+		if (ret == -EINVAL)
+			rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
+					IB_WC_LOC_LEN_ERR);
+		else
+			rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_OP,
+					IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	if (pkt->flags & RXE2_OPF_LAST) {
+		if (pkt->flags & (RXE2_OPF_IMM | RXE2_OPF_IETH)) {
+			memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
+			if (pkt->flags & RXE2_OPF_IMM) {
+				flags |= RXE2_WC_WITH_IMM;
+			} else {
+				flags |= RXE2_WC_WITH_INV;
+				ex = be32_to_cpu((__force __be32)ex);
+			}
+		}
+		dp->have_rwqe = false;
+		rxe2_resp_done_msg(qp);
+		rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
+			      dp->rcv_offset, flags, ex, 0, pkt->se);
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->ackreq)
+		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+			      pkt->psn);
+}
+
+static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	bool imm = pkt->flags & RXE2_OPF_IMM;
+	int ret;
+
+	if (imm) {
+		ret = rxe2_resp_get_rwqe(qp);
+		if (ret == -EAGAIN) {
+			rxe2_resp_rnr(qp, pkt);
+			return;
+		}
+		if (ret) {
+			rxe2_qp_error(qp);
+			return;
+		}
+	}
+	if (pkt->flags & RXE2_OPF_FIRST) {
+		struct rxe2_reth *r = rxe2_pkt_ext(pkt, RXE2_OPF_RETH);
+		u64 va = be64_to_cpu(r->va);
+		u32 len = ntohl(r->len);
+
+		if (len) {
+			struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey),
+							  va, len,
+							  IB_ACCESS_REMOTE_WRITE);
+
+			if (!mr) {
+				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+						IB_WC_REM_ACCESS_ERR);
+				return;
+			}
+			rxe2_mr_put(mr);
+		}
+		dp->wr_rkey = ntohl(r->rkey);
+		dp->wr_va = va;
+		dp->wr_len = len;
+		dp->wr_resid = len;
+		dp->in_msg = true;
+		dp->resp_op = RXE2_OPF_WRITE;
+	}
+	if (pkt->paylen > dp->wr_resid ||
+	    (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) ||
+	    ((pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->wr_resid)) {
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
+				IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	if (pkt->paylen) {
+		/* no reference across packets: a dereg never waits on us */
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, dp->wr_rkey, dp->wr_va,
+						  pkt->paylen,
+						  IB_ACCESS_REMOTE_WRITE);
+
+		ret = mr ? rxe2_mr_copy(mr, dp->wr_va, pkt->payload,
+					pkt->paylen, true) : -EACCES;
+		if (mr)
+			rxe2_mr_put(mr);
+		if (ret) {
+			rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+					IB_WC_REM_ACCESS_ERR);
+			return;
+		}
+		dp->wr_va += pkt->paylen;
+		dp->wr_resid -= pkt->paylen;
+	}
+	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	if (pkt->flags & RXE2_OPF_LAST) {
+		rxe2_resp_done_msg(qp);
+		if (imm) {
+			u32 ex;
+
+			memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
+			dp->have_rwqe = false;
+			rxe2_recv_cqe(qp,
+				      ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+				      IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+				      dp->wr_len, RXE2_WC_WITH_IMM, ex, 0,
+				      pkt->se);
+		}
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->ackreq)
+		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+			      pkt->psn);
+}
+
+/*
+ * Send up to a budget of the pending RDMA READ responses; the rest go on
+ * the next run (received packets wait meanwhile, keeping the order).
+ * The MR is looked up again each time: no reference is held between
+ * runs, so a dereg never waits on a reader that went away.
+ */
+void rxe2_resp_read_cont(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_mr *mr = NULL;
+	int budget = 64;
+
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
+		dp->rd_active = false;
+		return;
+	}
+	if (dp->rd_len) {
+		mr = rxe2_resp_mr(qp, dp->rd_rkey, dp->rd_va, dp->rd_len,
+				  IB_ACCESS_REMOTE_READ);
+		if (!mr) {
+			dp->rd_active = false;	/* gone: the requester retries */
+			return;
+		}
+	}
+	while (dp->rd_active && budget--) {
+		u32 n = min(dp->mtu, dp->rd_len - dp->rd_off);
+		bool first = dp->rd_off == 0, last = dp->rd_off + n == dp->rd_len;
+		struct rxe2_bth *bth;
+		struct sk_buff *skb;
+		u8 op = first && last ? RXE2_OP_READ_RESP_ONLY :
+			first ? RXE2_OP_READ_RESP_FIRST :
+			last ? RXE2_OP_READ_RESP_LAST :
+			RXE2_OP_READ_RESP_MIDDLE;
+
+		bth = rxe2_resp_alloc(qp, op, n, dp->rd_psn, &skb);
+		if (!bth)
+			break;
+		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
+			rxe2_set_aeth(bth, op, RXE2_AETH_ACK |
+				      RXE2_AETH_CREDIT_INVALID, dp->msn);
+		if (n && rxe2_mr_copy(mr, dp->rd_va + dp->rd_off,
+				      (u8 *)bth + rxe2_opinfo[op].hdr_len, n,
+				      false)) {
+			kfree_skb(skb);
+			dp->rd_active = false;
+			break;
+		}
+		rxe2_tx_send(qp, &dp->av, dp->src_port, skb);
+		dp->rd_off += n;
+		dp->rd_psn = (dp->rd_psn + 1) & RXE2_PSN_MASK;
+		if (last)
+			dp->rd_active = false;
+	}
+	if (mr)
+		rxe2_mr_put(mr);
+	if (dp->rd_active)
+		rxe2_qp_kick(qp);
+}
+
+/* an RDMA READ request (new or duplicate): answer from its PSN */
+static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_reth *r = rxe2_pkt_ext(pkt, RXE2_OPF_RETH);
+	u64 va = be64_to_cpu(r->va);
+	u32 len = ntohl(r->len);
+	u32 npkts = len ? DIV_ROUND_UP(len, dp->mtu) : 1;
+
+	if (len) {
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey), va, len,
+						  IB_ACCESS_REMOTE_READ);
+
+		if (!mr) {
+			if (!dup)
+				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+						IB_WC_REM_ACCESS_ERR);
+			return;
+		}
+		rxe2_mr_put(mr);
+	}
+	if (!dup) {
+		dp->resp_psn = (dp->resp_psn + npkts) & RXE2_PSN_MASK;
+		rxe2_resp_done_msg(qp);
+	}
+	dp->rd_rkey = ntohl(r->rkey);
+	dp->rd_va = va;
+	dp->rd_len = len;
+	dp->rd_off = 0;
+	dp->rd_psn = pkt->psn;
+	dp->rd_active = true;
+	rxe2_resp_read_cont(qp);
+}
+
+static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
+			  u64 swap_add, u64 cmp, u64 *orig)
+{
+	u64 *p;
+	void *base = NULL;
+
+	if (!mr->umem) {
+		p = (u64 *)(uintptr_t)va;
+	} else {
+		u64 off = va - mr->iova + ib_umem_offset(mr->umem);
+
+		if ((off >> PAGE_SHIFT) >= mr->npages)
+			return -EFAULT;
+		base = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+		p = base + (off & ~PAGE_MASK);
+	}
+	spin_lock_bh(&rxe2_atomic_lock);
+	*orig = READ_ONCE(*p);
+	if (!cmp_swap)
+		WRITE_ONCE(*p, *orig + swap_add);
+	else if (*orig == cmp)
+		WRITE_ONCE(*p, swap_add);
+	spin_unlock_bh(&rxe2_atomic_lock);
+	if (base)
+		kunmap_local(base);
+	return 0;
+}
+
+static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_atmeth *a = rxe2_pkt_ext(pkt, RXE2_OPF_ATMETH);
+	u64 va = be64_to_cpu(a->va);
+	struct rxe2_mr *mr;
+	u64 orig;
+	int ret;
+
+	if (va & 7) {
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
+				IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	mr = rxe2_resp_mr(qp, ntohl(a->rkey), va, 8, IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+				IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	ret = rxe2_do_atomic(mr, va, pkt->opcode == RXE2_OP_CMP_SWAP,
+			     be64_to_cpu(a->swap_add), be64_to_cpu(a->cmp),
+			     &orig);
+	rxe2_mr_put(mr);
+	if (ret) {
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+				IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	dp->atomic_valid = true;
+	dp->atomic_psn = pkt->psn;
+	dp->atomic_orig = orig;
+	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	rxe2_resp_done_msg(qp);
+	rxe2_send_atomic_ack(qp, pkt->psn, orig);
+}
+
+static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (pkt->flags & RXE2_OPF_READ) {
+		rxe2_resp_read(qp, pkt, true);
+	} else if (pkt->flags & RXE2_OPF_ATOMIC) {
+		if (dp->atomic_valid && dp->atomic_psn == pkt->psn)
+			rxe2_send_atomic_ack(qp, pkt->psn, dp->atomic_orig);
+	} else {
+		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+			      (dp->resp_psn - 1) & RXE2_PSN_MASK);
+	}
+}
+
+static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_deth *d = rxe2_pkt_ext(pkt, RXE2_OPF_DETH);
+	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? RXE2_GSI_QKEY :
+		   qp->attr.qkey;
+	struct sk_buff *skb = pkt->skb;
+	u8 grh[RXE2_UD_GRH_LEN] = {};
+	u32 flags = RXE2_WC_GRH, ex = 0;
+	int ret;
+
+	if (ntohl(d->qkey) != qkey) {
+		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		return;
+	}
+	ret = rxe2_resp_get_rwqe(qp);
+	if (ret) {
+		if (ret == -EPROTO)
+			rxe2_qp_error(qp);
+		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		return;
+	}
+	/* RoCEv2: an IPv4 header sits in the last 20 bytes of the GRH */
+	if (pkt->ipv6)
+		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
+	else
+		memcpy(grh + 20, skb_network_header(skb),
+		       sizeof(struct iphdr));
+	ret = rxe2_resp_place(qp, grh, sizeof(grh));
+	if (!ret)
+		ret = rxe2_resp_place(qp, pkt->payload, pkt->paylen);
+	if (ret) {
+		rxe2_resp_fatal(qp, pkt, 0, ret == -EINVAL ?
+				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (pkt->flags & RXE2_OPF_IMM) {
+		memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
+		flags |= RXE2_WC_WITH_IMM;
+	}
+	qp->dp.have_rwqe = false;
+	rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id,
+		      IB_WC_SUCCESS, IB_WC_RECV, qp->dp.rcv_offset, flags, ex,
+		      ntohl(d->sqp) & RXE2_QPN_MASK, pkt->se);
+}
+
+/* a request packet; caller holds state_lock */
+void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int d;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		rxe2_resp_ud(qp, pkt);
+		return;
+	}
+	d = rxe2_psn_diff(pkt->psn, dp->resp_psn);
+	if (rc && d > 0) {
+		if (!dp->nak_sent) {
+			dp->nak_sent = true;
+			rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ,
+				      dp->resp_psn);
+		}
+		return;
+	}
+	if (rc && d < 0) {
+		rxe2_resp_duplicate(qp, pkt);
+		return;
+	}
+	if (!rc && d) {
+		/* UC: packets were lost; the message in progress is gone */
+		dp->in_msg = false;
+		dp->rcv_offset = 0;
+		dp->resp_psn = pkt->psn;
+	}
+	dp->nak_sent = false;
+
+	/* opcode sequence: a FIRST/ONLY starts a message, others continue */
+	if (dp->in_msg ? (pkt->flags & RXE2_OPF_FIRST) ||
+			 !(pkt->flags & dp->resp_op) :
+			 !(pkt->flags & RXE2_OPF_FIRST)) {
+		if (rc) {
+			rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
+					IB_WC_REM_INV_REQ_ERR);
+		} else {
+			dp->in_msg = false;
+			dp->rcv_offset = 0;
+			dp->resp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
+		}
+		return;
+	}
+	if (pkt->flags & RXE2_OPF_SEND)
+		rxe2_resp_send(qp, pkt);
+	else if (pkt->flags & RXE2_OPF_WRITE)
+		rxe2_resp_write(qp, pkt);
+	else if (pkt->flags & RXE2_OPF_READ)
+		rxe2_resp_read(qp, pkt, false);
+	else if (pkt->flags & RXE2_OPF_ATOMIC)
+		rxe2_resp_atomic(qp, pkt);
+}

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: receive.  The netfilter hook (rxe2_net.c) hands us, in softirq,
+ * every RoCEv2 packet addressed to one of our GIDs.  Here it gets only
+ * cheap checks (IP and UDP lengths, a BTH, a QP that exists) and is
+ * queued on its QP, whose work item does the rest in process context:
+ * full validation, the ICRC, then the responder (requests) or the
+ * completer (responses).  Anything malformed is dropped and counted in
+ * rx_dropped.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netfilter.h>
+#include <linux/udp.h>
+
+#include "rxe2_dp.h"
+
+#define B	sizeof(struct rxe2_bth)
+#define RETH	sizeof(struct rxe2_reth)
+#define AETH	sizeof(struct rxe2_aeth)
+#define ATM	sizeof(struct rxe2_atmeth)
+#define ATMACK	sizeof(struct rxe2_atmack)
+#define DETH	sizeof(struct rxe2_deth)
+#define IMM	4
+
+#define F(x)	RXE2_OPF_##x
+#define OP(f, l) { .flags = (f) | RXE2_OPF_VALID, .hdr_len = (l) }
+#define SEND_OP(f, l) OP((f) | F(REQ) | F(SEND) | F(PAYLOAD), l)
+#define WRITE_OP(f, l) OP((f) | F(REQ) | F(WRITE) | F(PAYLOAD), l)
+#define RC_UC_OPS(base)							\
+	[(base) + RXE2_OP_SEND_FIRST] = SEND_OP(F(FIRST), B),		\
+	[(base) + RXE2_OP_SEND_MIDDLE] = SEND_OP(0, B),			\
+	[(base) + RXE2_OP_SEND_LAST] = SEND_OP(F(LAST), B),		\
+	[(base) + RXE2_OP_SEND_LAST_IMM] =				\
+		SEND_OP(F(LAST) | F(IMM), B + IMM),			\
+	[(base) + RXE2_OP_SEND_ONLY] = SEND_OP(F(FIRST) | F(LAST), B),	\
+	[(base) + RXE2_OP_SEND_ONLY_IMM] =				\
+		SEND_OP(F(FIRST) | F(LAST) | F(IMM), B + IMM),		\
+	[(base) + RXE2_OP_WRITE_FIRST] =				\
+		WRITE_OP(F(FIRST) | F(RETH), B + RETH),			\
+	[(base) + RXE2_OP_WRITE_MIDDLE] = WRITE_OP(0, B),		\
+	[(base) + RXE2_OP_WRITE_LAST] = WRITE_OP(F(LAST), B),		\
+	[(base) + RXE2_OP_WRITE_LAST_IMM] =				\
+		WRITE_OP(F(LAST) | F(IMM), B + IMM),			\
+	[(base) + RXE2_OP_WRITE_ONLY] =					\
+		WRITE_OP(F(FIRST) | F(LAST) | F(RETH), B + RETH),	\
+	[(base) + RXE2_OP_WRITE_ONLY_IMM] =				\
+		WRITE_OP(F(FIRST) | F(LAST) | F(RETH) | F(IMM),		\
+			 B + RETH + IMM)
+
+const struct rxe2_opinfo rxe2_opinfo[256] = {
+	RC_UC_OPS(RXE2_TRANSPORT_RC),
+	RC_UC_OPS(RXE2_TRANSPORT_UC),
+	[RXE2_OP_READ_REQ] = OP(F(REQ) | F(READ) | F(FIRST) | F(LAST) |
+				F(RETH), B + RETH),
+	[RXE2_OP_READ_RESP_FIRST] = OP(F(READ) | F(FIRST) | F(AETH) |
+				       F(PAYLOAD), B + AETH),
+	[RXE2_OP_READ_RESP_MIDDLE] = OP(F(READ) | F(PAYLOAD), B),
+	[RXE2_OP_READ_RESP_LAST] = OP(F(READ) | F(LAST) | F(AETH) |
+				      F(PAYLOAD), B + AETH),
+	[RXE2_OP_READ_RESP_ONLY] = OP(F(READ) | F(FIRST) | F(LAST) |
+				      F(AETH) | F(PAYLOAD), B + AETH),
+	[RXE2_OP_ACK] = OP(F(FIRST) | F(LAST) | F(AETH), B + AETH),
+	[RXE2_OP_ATOMIC_ACK] = OP(F(ATOMIC) | F(FIRST) | F(LAST) | F(AETH) |
+				  F(ATMACK), B + AETH + ATMACK),
+	[RXE2_OP_CMP_SWAP] = OP(F(REQ) | F(ATOMIC) | F(FIRST) | F(LAST) |
+				F(ATMETH), B + ATM),
+	[RXE2_OP_FETCH_ADD] = OP(F(REQ) | F(ATOMIC) | F(FIRST) | F(LAST) |
+				 F(ATMETH), B + ATM),
+	[RXE2_OP_SEND_LAST_INV] = SEND_OP(F(LAST) | F(IETH), B + IMM),
+	[RXE2_OP_SEND_ONLY_INV] = SEND_OP(F(FIRST) | F(LAST) | F(IETH),
+					  B + IMM),
+	[RXE2_TRANSPORT_UD + RXE2_OP_SEND_ONLY] =
+		SEND_OP(F(FIRST) | F(LAST) | F(DETH), B + DETH),
+	[RXE2_TRANSPORT_UD + RXE2_OP_SEND_ONLY_IMM] =
+		SEND_OP(F(FIRST) | F(LAST) | F(DETH) | F(IMM),
+			B + DETH + IMM),
+};
+
+static void rxe2_rx_drop(struct rxe2_dev *rdev, struct sk_buff *skb)
+{
+	atomic64_inc(&rdev->rx_dropped);
+	kfree_skb(skb);
+}
+
+/*
+ * rxe2_rx_hook() - softirq, under RCU.  skb->data is the IP header.
+ * Returns NF_STOLEN: the packet is queued on its QP or dropped.
+ */
+unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
+			  unsigned int net_off, bool ipv6)
+{
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
+	const struct rxe2_bth *bth;
+	const struct udphdr *uh;
+	struct rxe2_qp *qp;
+	unsigned int ulen;
+
+	/* a port that is down receives nothing, like a NIC's */
+	if (!READ_ONCE(rdev->port_active))
+		goto drop;
+	if (net_off || !pskb_may_pull(skb, iplen + sizeof(*uh) + B))
+		goto drop;
+	if (!ipv6 && ip_hdr(skb)->ihl != 5)
+		goto drop;	/* RoCEv2 carries no IP options */
+	uh = (const struct udphdr *)(skb->data + iplen);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) + B + RXE2_ICRC_LEN ||
+	    ulen > skb->len - iplen)
+		goto drop;
+	bth = (const struct rxe2_bth *)(uh + 1);
+	qp = xa_load(&rdev->qp_table.xa, ntohl(bth->qpn) & RXE2_QPN_MASK);
+	if (!qp || skb_queue_len(&qp->dp.rx_queue) >= RXE2_RX_BACKLOG ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		goto drop;
+	skb_dst_drop(skb);
+	skb_queue_tail(&qp->dp.rx_queue, skb);
+	rxe2_qp_kick(qp);
+	return NF_STOLEN;
+drop:
+	rxe2_rx_drop(rdev, skb);
+	return NF_STOLEN;
+}
+
+static bool rxe2_op_fits_qp(struct rxe2_qp *qp, u8 opcode)
+{
+	u8 op = opcode & ~RXE2_TRANSPORT_MASK;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_RC;
+	case IB_QPT_UC:
+		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_UC &&
+		       op <= RXE2_OP_WRITE_ONLY_IMM;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_UD;
+	default:
+		return false;
+	}
+}
+
+/* full validation in process context; false: drop */
+static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
+			  struct rxe2_pkt *pkt)
+{
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
+	const struct rxe2_opinfo *oi;
+	struct rxe2_bth *bth;
+	unsigned int ulen, tlen, pad;
+	__le32 icrc;
+	u32 apsn;
+
+	if (skb_linearize(skb))
+		return false;
+	skb_reset_network_header(skb);
+	ulen = ntohs(((struct udphdr *)(skb->data + iplen))->len);
+	if (pskb_trim(skb, iplen + ulen))
+		return false;
+	tlen = ulen - sizeof(struct udphdr);
+	bth = (struct rxe2_bth *)(skb->data + iplen + sizeof(struct udphdr));
+	oi = &rxe2_opinfo[bth->opcode];
+	if (!(oi->flags & RXE2_OPF_VALID) || !rxe2_op_fits_qp(qp, bth->opcode))
+		return false;
+	if ((bth->flags & RXE2_BTH_TVER_MASK) ||
+	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff)
+		return false;
+	pad = (bth->flags & RXE2_BTH_PAD_MASK) >> RXE2_BTH_PAD_SHIFT;
+	if (tlen < oi->hdr_len + pad + RXE2_ICRC_LEN)
+		return false;
+	memcpy(&icrc, skb->data + iplen + ulen - RXE2_ICRC_LEN, sizeof(icrc));
+	if (le32_to_cpu(icrc) != rxe2_icrc(skb, ipv6,
+					   iplen + sizeof(struct udphdr),
+					   tlen - RXE2_ICRC_LEN))
+		return false;
+
+	pkt->skb = skb;
+	pkt->hdr = (u8 *)bth;
+	pkt->opcode = bth->opcode;
+	pkt->flags = oi->flags;
+	pkt->se = bth->flags & RXE2_BTH_SE;
+	pkt->ipv6 = ipv6;
+	apsn = ntohl(bth->apsn);
+	pkt->psn = apsn & RXE2_PSN_MASK;
+	pkt->ackreq = apsn & RXE2_BTH_ACKREQ;
+	pkt->qpn = ntohl(bth->qpn) & RXE2_QPN_MASK;
+	pkt->payload = pkt->hdr + oi->hdr_len;
+	pkt->paylen = tlen - oi->hdr_len - pad - RXE2_ICRC_LEN;
+	if (!(oi->flags & RXE2_OPF_PAYLOAD) && pkt->paylen)
+		return false;
+	return true;
+}
+
+/* caller holds state_lock */
+void rxe2_rx_run(struct rxe2_qp *qp)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct sk_buff *skb;
+	struct rxe2_pkt pkt;
+	int budget = 256;
+
+	while (budget--) {
+		/* READ responses still to send, a budget at a time */
+		if (qp->dp.rd_active)
+			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
+		skb = skb_dequeue(&qp->dp.rx_queue);
+		if (!skb)
+			break;
+		if (!rxe2_rx_parse(qp, skb, &pkt)) {
+			rxe2_rx_drop(rdev, skb);
+			continue;
+		}
+		/*
+		 * A request waits for the READ being answered, except a
+		 * repeated READ: the requester lost responses and asks
+		 * again, so the stream in progress is useless.
+		 */
+		if ((pkt.flags & RXE2_OPF_REQ) && qp->dp.rd_active &&
+		    !((pkt.flags & RXE2_OPF_READ) &&
+		      rxe2_psn_diff(pkt.psn, qp->dp.resp_psn) < 0)) {
+			skb_queue_head(&qp->dp.rx_queue, skb);
+			return;
+		}
+		if (pkt.flags & RXE2_OPF_REQ) {
+			if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
+				rxe2_resp_rx(qp, &pkt);
+			else
+				atomic64_inc(&rdev->rx_dropped);
+		} else {
+			if (qp->ibqp.qp_type == IB_QPT_RC &&
+			    (qp->state == IB_QPS_RTS ||
+			     qp->state == IB_QPS_SQD))
+				rxe2_comp_rx(qp, &pkt);
+			else
+				atomic64_inc(&rdev->rx_dropped);
+		}
+		kfree_skb(skb);
+	}
+	if (budget < 0 && !skb_queue_empty(&qp->dp.rx_queue))
+		rxe2_qp_kick(qp);
+}

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: how a QP's protocol work runs, and the helpers every part of the
+ * data path shares (completions, memory copies, address vectors).
+ *
+ * Everything a QP does runs under its state_lock mutex, in sleepable
+ * context: the SQ doorbell takes the mutex with a trylock and runs the
+ * QP right there in the caller's context; when the mutex is busy (the
+ * work item or a modify_qp holds it) it queues the QP's work item, which
+ * runs after the holder is done and sees the new producer, so no
+ * doorbell is lost.  The receive hook (softirq) and the timers only
+ * queue the work item.
+ */
+#include <linux/highmem.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_umem.h>
+
+#include "rxe2_dp.h"
+
+static struct workqueue_struct *rxe2_wq;
+
+int rxe2_dp_init(void)
+{
+	rxe2_wq = alloc_workqueue("rxe2", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return rxe2_wq ? 0 : -ENOMEM;
+}
+
+void rxe2_dp_exit(void)
+{
+	destroy_workqueue(rxe2_wq);
+}
+
+static void rxe2_cq_notify(struct rxe2_cq *cq)
+{
+	if (test_and_clear_bit(0, &cq->notify_pending) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* the whole of a QP's protocol work; caller holds state_lock */
+static void rxe2_qp_process(struct rxe2_qp *qp)
+{
+	if (test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		return;
+	rxe2_rx_run(qp);
+	if (qp->state == IB_QPS_ERR) {
+		rxe2_flush(qp);
+		return;
+	}
+	rxe2_comp_timers(qp);
+	rxe2_req_run(qp);
+}
+
+static void rxe2_qp_run_locked(struct rxe2_qp *qp)
+{
+	rxe2_qp_process(qp);
+	mutex_unlock(&qp->state_lock);
+	rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
+	if (qp->ibqp.recv_cq)
+		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
+}
+
+static void rxe2_qp_work(struct work_struct *work)
+{
+	struct rxe2_qp *qp = container_of(work, struct rxe2_qp, dp.work);
+
+	mutex_lock(&qp->state_lock);
+	rxe2_qp_run_locked(qp);
+}
+
+void rxe2_qp_kick(struct rxe2_qp *qp)
+{
+	if (!test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		queue_work(rxe2_wq, &qp->dp.work);
+}
+
+void rxe2_qp_doorbell(struct rxe2_qp *qp)
+{
+	if (mutex_trylock(&qp->state_lock))
+		rxe2_qp_run_locked(qp);
+	else
+		rxe2_qp_kick(qp);
+}
+
+static void rxe2_retry_timer(struct timer_list *t)
+{
+	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
+
+	set_bit(RXE2_QPF_RETRY, &qp->dp.flags);
+	rxe2_qp_kick(qp);
+}
+
+static void rxe2_rnr_timer(struct timer_list *t)
+{
+	struct rxe2_qp *qp = from_timer(qp, t, dp.rnr_timer);
+
+	set_bit(RXE2_QPF_RNR, &qp->dp.flags);
+	rxe2_qp_kick(qp);
+}
+
+int rxe2_qp_dp_init(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 rsize;
+
+	INIT_WORK(&dp->work, rxe2_qp_work);
+	skb_queue_head_init(&dp->rx_queue);
+	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
+	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
+	dp->swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
+	dp->sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->sinfo),
+			     GFP_KERNEL);
+	if (qp->ibqp.srq)
+		rsize = to_rsrq(qp->ibqp.srq)->ring.slot_size;
+	else
+		rsize = qp->rq.slot_size;
+	dp->rwqe_size = rsize;
+	dp->rwqe = kzalloc(max_t(u32, rsize, RXE2_RECV_WQE_HDR_SIZE),
+			   GFP_KERNEL);
+	if (!dp->swqe || !dp->sinfo || !dp->rwqe) {
+		rxe2_qp_dp_free(qp);
+		return -ENOMEM;
+	}
+	rxe2_qp_dp_reset(qp);
+	return 0;
+}
+
+/* no more work: the QP is unreachable from the hook (RCU grace passed) */
+void rxe2_qp_dp_stop(struct rxe2_qp *qp)
+{
+	set_bit(RXE2_QPF_DYING, &qp->dp.flags);
+	cancel_work_sync(&qp->dp.work);
+	del_timer_sync(&qp->dp.retry_timer);
+	del_timer_sync(&qp->dp.rnr_timer);
+	cancel_work_sync(&qp->dp.work);
+	skb_queue_purge(&qp->dp.rx_queue);
+	mutex_lock(&qp->state_lock);
+	rxe2_resp_reset(qp);
+	mutex_unlock(&qp->state_lock);
+}
+
+void rxe2_qp_dp_free(struct rxe2_qp *qp)
+{
+	kvfree(qp->dp.swqe);
+	kvfree(qp->dp.sinfo);
+	kfree(qp->dp.rwqe);
+	qp->dp.swqe = NULL;
+	qp->dp.sinfo = NULL;
+	qp->dp.rwqe = NULL;
+}
+
+/* to RESET (and at creation); caller holds state_lock or owns the QP */
+void rxe2_qp_dp_reset(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	del_timer(&dp->retry_timer);
+	del_timer(&dp->rnr_timer);
+	clear_bit(RXE2_QPF_RETRY, &dp->flags);
+	clear_bit(RXE2_QPF_RNR, &dp->flags);
+	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
+	skb_queue_purge(&dp->rx_queue);
+	rxe2_resp_reset(qp);
+	memset(dp->sinfo, 0, qp->sq.num_slots * sizeof(*dp->sinfo));
+	dp->req_next = qp->sq.dev_index;
+	dp->req_offset = 0;
+	dp->req_psn = 0;
+	dp->req_noack = 0;
+	dp->comp_psn = 0;
+	dp->resp_psn = 0;
+	dp->msn = 0;
+	dp->mtu = 256;
+}
+
+/* move to ERROR from inside the data path; caller holds state_lock */
+void rxe2_qp_error(struct rxe2_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (qp->state == IB_QPS_ERR)
+		return;
+	qp->state = IB_QPS_ERR;
+	del_timer(&qp->dp.retry_timer);
+	del_timer(&qp->dp.rnr_timer);
+	/* the caller's loop ends; the flush runs on the next pass */
+	rxe2_qp_kick(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
+		      const struct ib_gid_attr *sgid_attr)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	memset(av, 0, sizeof(*av));
+	if (!sgid_attr)
+		return -EINVAL;
+	av->ipv6 = rdma_gid_attr_network_type(sgid_attr) == RDMA_NETWORK_IPV6;
+	memcpy(&av->saddr, sgid_attr->gid.raw, sizeof(av->saddr));
+	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
+	if (av->ipv6 == ipv6_addr_v4mapped(&av->daddr))
+		return -EINVAL;
+	av->tclass = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = grh->flow_label;
+	return 0;
+}
+
+/*
+ * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
+ * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Arms the
+ * notification that rxe2_qp_run_locked() delivers after the QP's lock
+ * is dropped.
+ */
+int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
+{
+	unsigned long flags;
+	bool overflow = false;
+	int avail;
+
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	avail = rxe2_ring_dev_avail(&cq->ring);
+	if (avail <= 0) {
+		overflow = !cq->overflowed;
+		cq->overflowed = true;
+	} else {
+		memcpy(rxe2_ring_slot(&cq->ring, cq->ring.dev_index), cqe,
+		       sizeof(*cqe));
+		rxe2_ring_dev_advance(&cq->ring);
+		if (cq->notify == IB_CQ_NEXT_COMP ||
+		    (cq->notify == IB_CQ_SOLICITED &&
+		     (solicited || cqe->status != IB_WC_SUCCESS))) {
+			cq->notify = 0;
+			set_bit(0, &cq->notify_pending);
+		}
+	}
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+
+	if (overflow && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	return avail <= 0 ? -EOVERFLOW : 0;
+}
+
+/*
+ * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
+ * has checked [iova, iova + len) with rxe2_mr_check_range().
+ */
+int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		 bool to_mr)
+{
+	u64 off;
+
+	if (!len)
+		return 0;
+	if (!mr->umem) {
+		/* the DMA MR of a kernel PD: virt DMA, addresses are VAs */
+		void *va = (void *)(uintptr_t)iova;
+
+		if (to_mr)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return 0;
+	}
+	off = iova - mr->iova + ib_umem_offset(mr->umem);
+	while (len) {
+		unsigned long pg = off >> PAGE_SHIFT;
+		u32 poff = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		void *va;
+
+		if (pg >= mr->npages)
+			return -EFAULT;
+		va = kmap_local_page(mr->pages[pg]);
+		if (to_mr)
+			memcpy(va + poff, buf, n);
+		else
+			memcpy(buf, va + poff, n);
+		kunmap_local(va);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset)
+{
+	c->idx = 0;
+	c->off = 0;
+	while (c->idx < c->num && offset >= c->sge[c->idx].length) {
+		offset -= c->sge[c->idx].length;
+		c->idx++;
+	}
+	c->off = offset;
+}
+
+/*
+ * rxe2_sge_copy() - copy len bytes between the SGE list at the cursor
+ * and buf, looking every lkey up (PD and access checked) and checking
+ * every range.  Returns 0, -EINVAL when the list is too short
+ * (a length error) or -EACCES (a protection error).
+ */
+int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
+		  u32 len, bool to_mem)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+
+	while (len) {
+		const struct rxe2_sge *s;
+		struct rxe2_mr *mr;
+		u32 n;
+		int ret;
+
+		if (c->idx >= c->num)
+			return -EINVAL;
+		s = &c->sge[c->idx];
+		if (c->off >= s->length) {
+			c->idx++;
+			c->off = 0;
+			continue;
+		}
+		n = min(len, s->length - c->off);
+		mr = rxe2_mr_lookup(rdev, s->lkey, qp->ibqp.pd,
+				    to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
+		if (!mr)
+			return -EACCES;
+		if ((qp->is_user && !mr->umem) ||
+		    !rxe2_mr_check_range(mr, s->addr + c->off, n)) {
+			rxe2_mr_put(mr);
+			return -EACCES;
+		}
+		ret = rxe2_mr_copy(mr, s->addr + c->off, buf, n, to_mem);
+		rxe2_mr_put(mr);
+		if (ret)
+			return -EACCES;
+		buf += n;
+		len -= n;
+		c->off += n;
+	}
+	return 0;
+}

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Data-path selftest helpers, see dp.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "tap.h"
+#include "util.h"
+
+void dp_open(struct dp_dev *d, const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	d->rxe2 = test_is_rxe2(name);
+	d->ctx = test_open(name);
+	if (ibv_query_device(d->ctx, &d->attr))
+		tap_bail("ibv_query_device(%s): %s", name, strerror(errno));
+	if (dp_query_port(d))
+		tap_bail("ibv_query_port(%s): %s", name, strerror(errno));
+	d->gidx = find_ipv4_gid(d->ctx, &d->gid);
+	if (d->gidx < 0)
+		tap_bail("%s has no IPv4 RoCEv2 GID", name);
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		tap_bail("ibv_alloc_pd(%s): %s", name, strerror(errno));
+}
+
+void dp_close(struct dp_dev *d)
+{
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	memset(d, 0, sizeof(*d));
+}
+
+int dp_query_port(struct dp_dev *d)
+{
+	return ibv_query_port(d->ctx, PORT, &d->port);
+}
+
+void dp_conn_default(struct dp_conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mtu = IBV_MTU_1024;
+	c->timeout = 14;
+	c->retry_cnt = 7;
+	c->rnr_retry = 7;
+	c->min_rnr_timer = 1;	/* 0.01 ms: RNR retries stay quick */
+	c->rd_atomic = 1;
+	c->sq_psn = 0x654321;
+	c->rq_psn = 0x654321;
+	c->access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		    IBV_ACCESS_REMOTE_ATOMIC;
+	c->qkey = 0x11111111;
+}
+
+struct ibv_qp *dp_create_qp(struct dp_dev *d, enum ibv_qp_type type,
+			    struct ibv_cq *scq, struct ibv_cq *rcq,
+			    struct ibv_srq *srq, const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = type,
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.srq = srq,
+		.cap = *cap,
+	};
+
+	return ibv_create_qp(d->pd, &init);
+}
+
+int dp_connect(struct ibv_qp *qp, const struct dp_dev *d,
+	       const union ibv_gid *dgid, uint32_t dqpn,
+	       const struct dp_conn *c)
+{
+	struct ibv_qp_attr a;
+	int mask, ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = PORT;
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	if (qp->qp_type == IBV_QPT_UD) {
+		a.qkey = c->qkey;
+		mask |= IBV_QP_QKEY;
+	} else {
+		a.qp_access_flags = c->access;
+		if (qp->qp_type == IBV_QPT_UC)
+			a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	ret = ibv_modify_qp(qp, &a, mask);
+	if (ret)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (qp->qp_type != IBV_QPT_UD) {
+		a.path_mtu = c->mtu;
+		a.dest_qp_num = dqpn;
+		a.rq_psn = c->rq_psn;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = PORT;
+		a.ah_attr.grh.dgid = *dgid;
+		a.ah_attr.grh.sgid_index = d->gidx;
+		a.ah_attr.grh.hop_limit = 64;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+		if (qp->qp_type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = c->rd_atomic;
+			a.min_rnr_timer = c->min_rnr_timer;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	ret = ibv_modify_qp(qp, &a, mask);
+	if (ret)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = c->sq_psn;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (qp->qp_type == IBV_QPT_RC) {
+		a.timeout = c->timeout;
+		a.retry_cnt = c->retry_cnt;
+		a.rnr_retry = c->rnr_retry;
+		a.max_rd_atomic = c->rd_atomic;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+uint64_t dp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int dp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
+{
+	uint64_t end = dp_now_ms() + timeout_ms;
+	unsigned int spins = 0;
+	int got = 0;
+
+	while (got < n) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return -1;
+		got += r;
+		if (got == n)
+			break;
+		if (r == 0) {
+			if (dp_now_ms() > end)
+				break;
+			/* Spin briefly, then yield the (slow) CPU. */
+			if (++spins > 64)
+				usleep(200);
+		}
+	}
+	return got;
+}
+
+int dp_poll_none(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	int r;
+
+	usleep(ms * 1000);
+	r = ibv_poll_cq(cq, 1, wc);
+	return r < 0 ? 0 : r;
+}
+
+struct dp_wc_want dp_want(uint64_t wr_id, int opcode)
+{
+	struct dp_wc_want w = {
+		.wr_id = wr_id,
+		.status = IBV_WC_SUCCESS,
+		.opcode = opcode,
+		.byte_len = -1,
+		.wc_flags = -1,
+		.imm = -1,
+		.src_qp = -1,
+		.qp_num = -1,
+		.inv_rkey = -1,
+	};
+
+	return w;
+}
+
+static const char *const status_names[] = {
+	[IBV_WC_SUCCESS] = "SUCCESS",
+	[IBV_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
+	[IBV_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
+	[IBV_WC_LOC_EEC_OP_ERR] = "LOC_EEC_OP_ERR",
+	[IBV_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
+	[IBV_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
+	[IBV_WC_MW_BIND_ERR] = "MW_BIND_ERR",
+	[IBV_WC_BAD_RESP_ERR] = "BAD_RESP_ERR",
+	[IBV_WC_LOC_ACCESS_ERR] = "LOC_ACCESS_ERR",
+	[IBV_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
+	[IBV_WC_REM_ACCESS_ERR] = "REM_ACCESS_ERR",
+	[IBV_WC_REM_OP_ERR] = "REM_OP_ERR",
+	[IBV_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
+	[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
+	[IBV_WC_LOC_RDD_VIOL_ERR] = "LOC_RDD_VIOL_ERR",
+	[IBV_WC_REM_INV_RD_REQ_ERR] = "REM_INV_RD_REQ_ERR",
+	[IBV_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
+	[IBV_WC_INV_EECN_ERR] = "INV_EECN_ERR",
+	[IBV_WC_INV_EEC_STATE_ERR] = "INV_EEC_STATE_ERR",
+	[IBV_WC_FATAL_ERR] = "FATAL_ERR",
+	[IBV_WC_RESP_TIMEOUT_ERR] = "RESP_TIMEOUT_ERR",
+	[IBV_WC_GENERAL_ERR] = "GENERAL_ERR",
+};
+
+const char *dp_status_str(int status)
+{
+	if (status >= 0 &&
+	    status < (int)(sizeof(status_names) / sizeof(status_names[0])) &&
+	    status_names[status])
+		return status_names[status];
+	return "?";
+}
+
+static int wc_mismatch(const struct ibv_wc *wc, const struct dp_wc_want *w,
+		       char *why, size_t len)
+{
+	size_t n = 0;
+	int bad = 0;
+
+#define WHY(...)                                                              \
+	do {                                                                  \
+		bad++;                                                        \
+		if (n < len)                                                  \
+			n += snprintf(why + n, len - n, __VA_ARGS__);         \
+	} while (0)
+	if (wc->wr_id != w->wr_id)
+		WHY(" wr_id %#llx want %#llx", (unsigned long long)wc->wr_id,
+		    (unsigned long long)w->wr_id);
+	if ((int)wc->status != w->status)
+		WHY(" status %s(%d) want %s(%d) vendor_err %#x",
+		    dp_status_str(wc->status), wc->status,
+		    dp_status_str(w->status), w->status, wc->vendor_err);
+	/* opcode, byte_len and flags are undefined in error completions */
+	if (w->status != IBV_WC_SUCCESS)
+		goto out;
+	if (w->opcode >= 0 && (int)wc->opcode != w->opcode)
+		WHY(" opcode %d want %d", wc->opcode, w->opcode);
+	if (w->byte_len >= 0 && wc->byte_len != (uint32_t)w->byte_len)
+		WHY(" byte_len %u want %ld", wc->byte_len, w->byte_len);
+	if (w->wc_flags >= 0 &&
+	    (wc->wc_flags & ~w->flags_ignore) != (unsigned int)w->wc_flags)
+		WHY(" wc_flags %#x want %#lx", wc->wc_flags, w->wc_flags);
+	if (w->imm >= 0 && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+	    be32toh(wc->imm_data) != (uint32_t)w->imm)
+		WHY(" imm %#x want %#lx", be32toh(wc->imm_data), w->imm);
+	if (w->inv_rkey >= 0 && (wc->wc_flags & IBV_WC_WITH_INV) &&
+	    wc->invalidated_rkey != (uint32_t)w->inv_rkey)
+		WHY(" invalidated_rkey %#x want %#lx", wc->invalidated_rkey,
+		    w->inv_rkey);
+	if (w->src_qp >= 0 && wc->src_qp != (uint32_t)w->src_qp)
+		WHY(" src_qp %#x want %#lx", wc->src_qp, w->src_qp);
+out:
+	if (w->qp_num >= 0 && wc->qp_num != (uint32_t)w->qp_num)
+		WHY(" qp_num %#x want %#lx", wc->qp_num, w->qp_num);
+#undef WHY
+	return bad;
+}
+
+static bool check_wc_v(const struct ibv_wc *wc, const struct dp_wc_want *w,
+		       const char *fmt, va_list ap)
+{
+	char desc[512], why[512];
+	bool ok;
+
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	why[0] = 0;
+	ok = !wc_mismatch(wc, w, why, sizeof(why));
+	tap_ok(ok, "%s", desc);
+	if (!ok)
+		tap_diag("  wc:%s", why);
+	return ok;
+}
+
+bool dp_check_wc(const struct ibv_wc *wc, const struct dp_wc_want *w,
+		 const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = check_wc_v(wc, w, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+bool dp_expect(struct ibv_cq *cq, const struct dp_wc_want *w,
+	       const char *fmt, ...)
+{
+	static int missing;
+	struct ibv_wc wc;
+	va_list ap;
+	bool ok;
+	int n;
+
+	n = dp_poll(cq, &wc, 1, DP_WAIT_MS);
+	va_start(ap, fmt);
+	if (n == 1) {
+		missing = 0;
+		ok = check_wc_v(&wc, w, fmt, ap);
+	} else {
+		char desc[512];
+
+		vsnprintf(desc, sizeof(desc), fmt, ap);
+		ok = tap_ok(false, "%s", desc);
+		tap_diag("  no completion within %d ms (wr_id %#llx)",
+			 DP_WAIT_MS, (unsigned long long)w->wr_id);
+		/* a dead data path must not cost minutes per test */
+		if (++missing >= 3)
+			tap_bail("3 expected completions in a row never came");
+	}
+	va_end(ap);
+	return ok;
+}
+
+static uint8_t pat(size_t i, uint32_t seed)
+{
+	uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u + (i >> 8);
+
+	return (uint8_t)(x ^ (x >> 13) ^ (x >> 24));
+}
+
+void dp_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(i, seed);
+}
+
+long dp_verify(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(i, seed))
+			return (long)i;
+	return -1;
+}
+
+long dp_verify_byte(const void *buf, size_t len, uint8_t c)
+{
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != c)
+			return (long)i;
+	return -1;
+}
+
+void *dp_alloc(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len ? len : 1))
+		tap_bail("posix_memalign(%zu) failed", len);
+	memset(p, 0, len);
+	return p;
+}
+
+struct ibv_mr *dp_reg(struct ibv_pd *pd, void *buf, size_t len, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, access);
+
+	if (!mr)
+		tap_bail("ibv_reg_mr(%zu, %#x): %s", len, access,
+			 strerror(errno));
+	return mr;
+}
+
+int dp_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	r = system(cmd);
+	if (r == -1)
+		return -1;
+	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
+}
+
+const char *dp_netdev(const struct dp_dev *d)
+{
+	static char name[64];
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%d/gid_attrs/ndevs/%d",
+		 d->name, PORT, d->gidx);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (!fgets(name, sizeof(name), f)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	name[strcspn(name, "\n")] = 0;
+	return name[0] ? name : NULL;
+}
+
+int dp_set_mtu(struct dp_dev *d, const char *netdev, int mtu,
+	       enum ibv_mtu want)
+{
+	uint64_t end;
+
+	if (dp_sh("ip link set dev %s mtu %d", netdev, mtu))
+		return -1;
+	end = dp_now_ms() + 5000;
+	do {
+		if (!dp_query_port(d) && d->port.active_mtu >= want)
+			return 0;
+		usleep(20000);
+	} while (dp_now_ms() < end);
+	return -1;
+}
+
+const struct ibv_qp_cap dp_small_cap = {
+	.max_send_wr = 64, .max_recv_wr = 64,
+	.max_send_sge = 1, .max_recv_sge = 1,
+};
+
+void dp_qp_free(struct dp_qp *q)
+{
+	if (q->qp)
+		ibv_destroy_qp(q->qp);
+	if (q->scq)
+		ibv_destroy_cq(q->scq);
+	if (q->rcq)
+		ibv_destroy_cq(q->rcq);
+	memset(q, 0, sizeof(*q));
+}
+
+static int qp_make(struct dp_dev *d, enum ibv_qp_type type,
+		   const struct ibv_qp_cap *cap, struct dp_qp *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->d = d;
+	q->scq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
+	q->rcq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
+	if (q->scq && q->rcq)
+		q->qp = dp_create_qp(d, type, q->scq, q->rcq, NULL, cap);
+	return q->qp ? 0 : (errno ? errno : ENOMEM);
+}
+
+int dp_pair(struct dp_dev *da, struct dp_dev *db, enum ibv_qp_type type,
+	    const struct ibv_qp_cap *cap, const struct dp_conn *c,
+	    struct dp_qp *a, struct dp_qp *b)
+{
+	int e;
+
+	e = qp_make(da, type, cap, a);
+	if (!e)
+		e = qp_make(db, type, cap, b);
+	if (!e)
+		e = dp_connect(a->qp, da, &db->gid, b->qp->qp_num, c);
+	if (!e)
+		e = dp_connect(b->qp, db, &da->gid, a->qp->qp_num, c);
+	if (e) {
+		dp_qp_free(a);
+		dp_qp_free(b);
+	}
+	return e;
+}
+
+int dp_post_send1(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
+		  const void *addr, uint32_t len, uint32_t lkey,
+		  uint64_t raddr, uint32_t rkey, unsigned int flags)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len,
+			       .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED | flags;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+int dp_post_recv1(struct ibv_qp *qp, uint64_t wr_id, void *addr,
+		  uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len,
+			       .lkey = lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad = NULL;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+bool dp_veth_links(void)
+{
+	uint64_t end;
+
+	dp_sh("ip link del rxe2dp0 2>/dev/null");
+	if (dp_sh("ip link add rxe2dp0 mtu 9000 type veth peer name rxe2dp1 mtu 9000 && "
+		  "ip addr add 198.18.7.1/24 dev rxe2dp0 && "
+		  "ip addr add 198.18.7.2/24 dev rxe2dp1 && "
+		  "ip link set rxe2dp0 up && ip link set rxe2dp1 up && "
+		  /*
+		   * Both ends are local addresses of this host: ARP and
+		   * packets between them carry a local source address,
+		   * which Linux drops as martian unless accept_local.
+		   */
+		  "sysctl -qw net.ipv4.conf.rxe2dp0.accept_local=1 "
+		  "net.ipv4.conf.rxe2dp1.accept_local=1 "
+		  "net.ipv4.conf.rxe2dp0.rp_filter=0 "
+		  "net.ipv4.conf.rxe2dp1.rp_filter=0 && "
+		  "rdma link add rxe2_dp0 type rxe2 netdev rxe2dp0 && "
+		  "rdma link add rxe2_dp1 type rxe2 netdev rxe2dp1"))
+		return false;
+	/* the GID table fills asynchronously */
+	end = dp_now_ms() + 10000;
+	while (dp_sh("grep -qs ffff:c612:0701 /sys/class/infiniband/rxe2_dp0/ports/1/gids/* && "
+		     "grep -qs ffff:c612:0702 /sys/class/infiniband/rxe2_dp1/ports/1/gids/*")) {
+		if (dp_now_ms() > end) {
+			tap_diag("  no IPv4 GIDs on rxe2_dp0/rxe2_dp1");
+			return false;
+		}
+		usleep(50000);
+	}
+	return true;
+}
+
+int dp_veth_links_del(void)
+{
+	return dp_sh("rdma link del rxe2_dp0; rdma link del rxe2_dp1; ip link del rxe2dp0");
+}

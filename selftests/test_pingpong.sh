@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# rdma-core's example programs over the device under test: a server and a
+# client of ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
+# ibv_srq_pingpong in this guest, both on $RXE2_DEV (loopback over its
+# IPv4 RoCEv2 GID, -g), a few iterations with -c (received buffers
+# validated), each bounded by timeout.  Both sides must exit 0 and report
+# the iterations.  TAP output.
+
+dev=${RXE2_DEV:-rxe2_0}
+work=$(mktemp -d /tmp/pingpong.XXXXXX) || exit 1
+n=0 failed=0
+port=18600
+iters=5
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+
+# Index of the RoCE v2 GID holding an IPv4 address.
+gid_index() {
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		case $(cat "$f" 2>/dev/null) in
+		0000:0000:0000:0000:0000:ffff:*) ;;
+		*) continue ;;
+		esac
+		t=$(cat /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null)
+		[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
+# Waits (bounded) until a TCP port listens.
+wait_listen() {
+	i=0
+	while [ $i -lt 100 ]; do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# tool, extra args
+pingpong() {
+	tool=$1
+	shift
+	port=$((port + 1))
+	srv=$work/$tool.srv cli=$work/$tool.cli
+	timeout -k 2 60 "$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" \
+		>"$srv" 2>&1 &
+	spid=$!
+	if ! wait_listen $port; then
+		not_ok "$tool: server listens on $port"
+		sed 's/^/#   /' "$srv"
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		not_ok "$tool: client (not run)"
+		return
+	fi
+	timeout -k 2 60 "$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" \
+		127.0.0.1 >"$cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	for side in server client; do
+		if [ $side = server ]; then rc=$src f=$srv; else rc=$crc f=$cli; fi
+		if [ "$rc" = 0 ] && grep -q "$iters iters" "$f"; then
+			ok "$tool $*: $side exits 0 after $iters iterations"
+		else
+			not_ok "$tool $*: $side (rc $rc)"
+			sed 's/^/#   /' "$f"
+		fi
+	done
+}
+
+echo "1..9"
+gidx=$(gid_index)
+if [ -n "$gidx" ]; then
+	ok "$dev has an IPv4 RoCE v2 GID (index $gidx)"
+else
+	not_ok "$dev has an IPv4 RoCE v2 GID"
+	exit 1
+fi
+pingpong ibv_rc_pingpong -s 3000 -c
+pingpong ibv_uc_pingpong -s 3000 -c
+pingpong ibv_ud_pingpong -s 512 -c
+pingpong ibv_srq_pingpong -s 1000 -q 2 -c
+rm -rf "$work"
+[ $failed = 0 ]

@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# librdmacm over the device under test: rping (RC, RDMA READ/WRITE with
+# -V data validation), ucmatose (RC connections, SENDs) and udaddy (UD
+# with address and QKey exchange) as server and client in this guest over
+# the IPv4 address behind $RXE2_DEV's RoCEv2 GID, each bounded by timeout.
+# Connection setup runs the IB CM over MADs on the GSI QP (QP1): on rxe2
+# these checks need the kernel's QP1 send/receive path (ib_mad is a kernel
+# consumer of the rxe2 data path), not only the user-space provider.
+# TAP output.
+
+dev=${RXE2_DEV:-rxe2_0}
+work=$(mktemp -d /tmp/rdmacm.XXXXXX) || exit 1
+n=0 failed=0
+port=7470
+tag=
+[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tag="(rxe2: GSI QP1 MADs) "
+
+ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
+
+# IPv4 address of the device's RoCE v2 GID (::ffff:a.b.c.d).
+dev_ipv4() {
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		g=$(cat "$f" 2>/dev/null)
+		case $g in
+		0000:0000:0000:0000:0000:ffff:*) ;;
+		*) continue ;;
+		esac
+		h=${g#0000:0000:0000:0000:0000:ffff:}
+		h=$(echo "$h" | tr -d :)
+		printf '%d.%d.%d.%d\n' "0x$(echo "$h" | cut -c1-2)" \
+			"0x$(echo "$h" | cut -c3-4)" "0x$(echo "$h" | cut -c5-6)" \
+			"0x$(echo "$h" | cut -c7-8)"
+		return 0
+	done
+	return 1
+}
+
+# name, expect-regex, server command..., --, client command...
+pair() {
+	name=$1 expect=$2
+	shift 2
+	srv_cmd=
+	while [ "$1" != -- ]; do srv_cmd="$srv_cmd $1"; shift; done
+	shift
+	srv=$work/$name.srv cli=$work/$name.cli
+	# shellcheck disable=SC2086 # words on purpose
+	timeout -k 2 60 $srv_cmd >"$srv" 2>&1 &
+	spid=$!
+	# an RDMA CM listener has no socket to wait for: retry the client
+	tries=0
+	while :; do
+		sleep 1
+		timeout -k 2 60 "$@" >"$cli" 2>&1
+		crc=$?
+		tries=$((tries + 1))
+		[ $crc = 0 ] || [ $tries -ge 3 ] || ! kill -0 "$spid" 2>/dev/null &&
+			break
+		grep -qi "reject\|unreachable\|refused" "$cli" || break
+	done
+	wait "$spid"
+	src=$?
+	for side in server client; do
+		if [ $side = server ]; then rc=$src f=$srv; else rc=$crc f=$cli; fi
+		if [ "$rc" = 0 ] && { [ -z "$expect" ] || grep -Eq "$expect" "$f"; }; then
+			ok "$name: $side exits 0"
+		else
+			not_ok "$name: $side (rc $rc)"
+			sed 's/^/#   /' "$f" | tail -n 20
+		fi
+	done
+}
+
+echo "1..7"
+ip=$(dev_ipv4)
+if [ -n "$ip" ]; then
+	ok "$dev has an IPv4 RoCE v2 GID ($ip)"
+else
+	not_ok "$dev has an IPv4 RoCE v2 GID"
+	exit 1
+fi
+pair rping "" rping -s -a "$ip" -p $port -C 5 -S 200 -V -- \
+	rping -c -a "$ip" -p $port -C 5 -S 200 -V
+pair ucmatose "test complete" ucmatose -b "$ip" -p $((port + 1)) -C 5 -- \
+	ucmatose -s "$ip" -p $((port + 1)) -C 5
+# udaddy's -p is the port space, its port is fixed
+pair udaddy "test complete" udaddy -b "$ip" -C 5 -- \
+	udaddy -s "$ip" -C 5
+rm -rf "$work"
+[ $failed = 0 ]

@@ -404,8 +404,20 @@ void rxe2_flush(struct rxe2_qp *qp)
 		dp->have_rwqe = false;
 	dp->in_msg = false;
 	dp->rd_active = false;
-	if (!qp->has_rq)
+	if (!qp->has_rq) {
+		/* an SRQ keeps its WQEs: tell the consumer we take no more */
+		if (!dp->last_wqe_sent && qp->ibqp.event_handler) {
+			struct ib_event ev = {
+				.device = qp->ibqp.device,
+				.element.qp = &qp->ibqp,
+				.event = IB_EVENT_QP_LAST_WQE_REACHED,
+			};
+
+			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+		}
+		dp->last_wqe_sent = true;
 		return;
+	}
 	avail = rxe2_ring_dev_avail(&qp->rq);
 	while (avail-- > 0) {
 		struct rxe2_recv_wqe *r = rxe2_ring_slot(&qp->rq,

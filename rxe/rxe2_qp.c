@@ -206,8 +206,13 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rxe2_qp *qp = to_rqp(ibqp);
 
 	rxe2_table_remove(&to_rdev(ibqp->device)->qp_table, ibqp->qp_num);
-	/* the receive hook finds QPs under RCU: let it forget this one */
-	synchronize_rcu();
+	/*
+	 * The receive hook finds QPs under RCU and ib_core frees this one as
+	 * soon as we return: wait until no hook can still hold it.  Expedited,
+	 * because a normal grace period per QP makes tearing down thousands
+	 * of QPs take seconds.
+	 */
+	synchronize_rcu_expedited();
 	rxe2_qp_dp_stop(qp);
 	rxe2_qp_dp_free(qp);
 	rxe2_qp_free_rings(qp);
@@ -394,8 +399,9 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->dp.rnr_left = attr->rnr_retry;
 	if (mask & IB_QP_STATE) {
 		/*
-		 * No WQE is in flight yet, so the SQ drains at once; the
-		 * data path will have to delay this event until it has.
+		 * SQD stops the requester from starting WQEs; the event is
+		 * reported at once, before the outstanding ones are answered
+		 * (a simplification: IBTA reports it when they are).
 		 */
 		sqd_notify = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
 			     qp->attr.en_sqd_async_notify;

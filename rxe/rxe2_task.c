@@ -170,6 +170,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->resp_psn = 0;
 	dp->msn = 0;
 	dp->mtu = 256;
+	dp->last_wqe_sent = false;
 }
 
 /* move to ERROR from inside the data path; caller holds state_lock */

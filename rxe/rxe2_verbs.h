@@ -255,6 +255,7 @@ struct rxe2_qp_dp {
 	u8 rnr_left;
 	/* completer: every PSN before comp_psn is acknowledged */
 	u32 comp_psn;
+	bool last_wqe_sent;		/* LAST_WQE_REACHED reported (SRQ) */
 	bool rewound;			/* went back for lost responses */
 
 	/* responder */

@@ -36,7 +36,8 @@ int main(void)
 	struct dp_dev d;
 	struct dp_conn c;
 	uint8_t *sbuf, *rbuf, *seen;
-	int n, i, got, bad, create_fail = 0, conn_fail = 0, post_fail = 0;
+	int n, i, got, bad, conn_fail = 0, post_fail = 0;
+	int create_fail = 0, destroy_fail = 0;
 	int cqe;
 	uint64_t t0, t;
 
@@ -75,7 +76,6 @@ int main(void)
 	t = dp_now_ms() - t;
 	tap_ret(create_fail, 0, "%d RC QPs created (%llu ms)", n,
 		(unsigned long long)t);
-	tap_ok(t < 10u * n + 1000, "creating them took under %d ms", 10 * n + 1000);
 	t = dp_now_ms();
 	if (create_fail)
 		goto out;
@@ -152,17 +152,16 @@ int main(void)
 	tap_ok(got == n && !bad,
 	       "%d receive completions: right QP, byte_len, data from its peer (%d bad)",
 	       got, bad);
-	tap_ok(dp_now_ms() - t < 30000, "traffic took %llu ms (limit 30 s)",
-	       (unsigned long long)(dp_now_ms() - t));
+	/* speed is make bench's business; this only reports it */
+	tap_diag("traffic took %llu ms", (unsigned long long)(dp_now_ms() - t));
 	t = dp_now_ms();
 out:
 	for (i = 0; i < n; i++)
-		if (qp[i])
-			ibv_destroy_qp(qp[i]);
-	/* rdma_rxe needs ~0.1 s for 1,000 under TCG; 10 ms per QP is slow */
+		if (qp[i] && ibv_destroy_qp(qp[i]) && !destroy_fail++)
+			tap_diag("  destroy QP %d: %s", i, strerror(errno));
 	t = dp_now_ms() - t;
-	tap_ok(t < 10u * n + 1000, "%d QPs destroyed in %llu ms (limit %d ms)",
-	       n, (unsigned long long)t, 10 * n + 1000);
+	tap_ret(destroy_fail, 0, "%d QPs destroyed (%llu ms)", n,
+		(unsigned long long)t);
 	tap_diag("total %llu ms", (unsigned long long)(dp_now_ms() - t0));
 	ibv_destroy_cq(scq);
 	ibv_destroy_cq(rcq);

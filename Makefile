@@ -39,10 +39,12 @@ demo: deps all
 deps:
 	tools/deps
 
+# DESTDIR stages everything under a directory (packaging, tests).
 install: module provider
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(KVER)
-	$(MAKE) -C provider install PREFIX=$(PREFIX)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
+	$(MAKE) -C provider install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 # Kernel style and sparse over the module.
 lint:

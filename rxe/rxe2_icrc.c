@@ -41,10 +41,10 @@ u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
 
 		h->tos = 0xff;
 		h->ttl = 0xff;
-		h->check = htons(0xffff);
+		h->check = (__force __sum16)0xffff;	/* all ones: any byte order */
 	}
 	uh = (struct udphdr *)(ps + 8 + iplen);
-	uh->check = htons(0xffff);
+	uh->check = (__force __sum16)0xffff;
 	memcpy(ps + n, skb->data + bth_off, sizeof(*bth));
 	bth = (struct rxe2_bth *)(ps + n);
 	bth->qpn |= htonl(0xff000000u);

@@ -21,8 +21,10 @@ provider:
 selftests: provider
 	$(MAKE) -C selftests
 
-# The whole suite runs inside one VM boot.
+# The provider's ring unit test runs on the host; the whole kernel suite
+# runs inside one VM boot.
 check: all
+	$(MAKE) -C provider test
 	tools/vm --timeout $(VM_TIMEOUT) -- $(CURDIR)/selftests/run
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.

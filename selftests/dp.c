@@ -567,3 +567,21 @@ int dp_veth_links_del(void)
 {
 	return dp_sh("rdma link del rxe2_dp0; rdma link del rxe2_dp1; ip link del rxe2dp0");
 }
+
+struct ibv_ah *dp_loop_ah(struct dp_dev *d)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.port_num = PORT,
+		.grh = {
+			.dgid = d->gid,
+			.sgid_index = d->gidx,
+			.hop_limit = 64,
+		},
+	};
+	struct ibv_ah *ah = ibv_create_ah(d->pd, &aa);
+
+	if (!ah)
+		tap_bail("ibv_create_ah: %s", strerror(errno));
+	return ah;
+}

@@ -30,6 +30,8 @@ struct dp_dev {
 /* Opens the device, allocates a PD, finds the IPv4 GID; bails on error. */
 void dp_open(struct dp_dev *d, const char *name);
 void dp_close(struct dp_dev *d);
+/* An AH to the device's own IPv4 GID (loopback); bails on error. */
+struct ibv_ah *dp_loop_ah(struct dp_dev *d);
 /* Re-reads the port attributes (active MTU after a netdev MTU change). */
 int dp_query_port(struct dp_dev *d);
 

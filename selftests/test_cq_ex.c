@@ -190,7 +190,6 @@ static void ud(void)
 {
 	struct ibv_qp_cap cap = dp_small_cap;
 	struct ibv_cq *s = ibv_cq_ex_to_cq(scx), *r = ibv_cq_ex_to_cq(rcx);
-	struct ibv_ah_attr aa = { 0 };
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_qp *a, *b;
@@ -205,14 +204,7 @@ static void ud(void)
 	if (!a || !b || dp_connect(a, &dev, NULL, 0, &c) ||
 	    dp_connect(b, &dev, NULL, 0, &c))
 		tap_bail("UD QPs: %s", strerror(errno));
-	aa.is_global = 1;
-	aa.port_num = PORT;
-	aa.grh.dgid = dev.gid;
-	aa.grh.sgid_index = dev.gidx;
-	aa.grh.hop_limit = 64;
-	ah = ibv_create_ah(dev.pd, &aa);
-	if (!ah)
-		tap_bail("ibv_create_ah: %s", strerror(errno));
+	ah = dp_loop_ah(&dev);
 	dp_fill(buf, 500, 2);
 	tap_ret_errno(dp_post_recv1(b, 0x40, buf + 8192, 1024, mr->lkey), 0,
 		      "UD: post receive");

@@ -167,7 +167,6 @@ static void create(struct dp_qp *q, const struct dp_conn *c)
 
 int main(void)
 {
-	struct ibv_ah_attr aa = { 0 };
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 	struct dp_conn c;
@@ -183,14 +182,7 @@ int main(void)
 	create(&snd, &c);
 	create(&snd2, &c);
 	create(&rcv, &c);
-	aa.is_global = 1;
-	aa.port_num = PORT;
-	aa.grh.dgid = dev.gid;
-	aa.grh.sgid_index = dev.gidx;
-	aa.grh.hop_limit = 64;
-	ah = ibv_create_ah(dev.pd, &aa);
-	if (!ah)
-		tap_bail("ibv_create_ah: %s", strerror(errno));
+	ah = dp_loop_ah(&dev);
 	mtu = 128u << dev.port.active_mtu;
 	tap_diag("active MTU %u", mtu);
 

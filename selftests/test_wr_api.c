@@ -277,7 +277,6 @@ static void ud(void)
 				IBV_QP_EX_WITH_SEND_WITH_IMM);
 	struct ibv_qp *b = mkqp(IBV_QPT_UD, bs, br, IBV_QP_EX_WITH_SEND);
 	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
-	struct ibv_ah_attr aa = { 0 };
 	struct dp_wc_want w;
 	struct ibv_ah *ah;
 	struct dp_conn c;
@@ -286,14 +285,7 @@ static void ud(void)
 	if (!x || dp_connect(a, &dev, NULL, 0, &c) ||
 	    dp_connect(b, &dev, NULL, 0, &c))
 		tap_bail("UD QPs: %s", strerror(errno));
-	aa.is_global = 1;
-	aa.port_num = PORT;
-	aa.grh.dgid = dev.gid;
-	aa.grh.sgid_index = dev.gidx;
-	aa.grh.hop_limit = 64;
-	ah = ibv_create_ah(dev.pd, &aa);
-	if (!ah)
-		tap_bail("ibv_create_ah: %s", strerror(errno));
+	ah = dp_loop_ah(&dev);
 	dp_fill(abuf, 700, 9);
 	memset(bbuf, 0, 1024);
 	dp_post_recv1(b, 9, bbuf, 1024, bmr->lkey);

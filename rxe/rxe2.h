@@ -50,6 +50,18 @@ struct rxe2_params {
 
 extern struct rxe2_params rxe2_params;
 
+/* data path event counters, reported after rx_dropped (rxe2_device.c) */
+enum rxe2_dp_counter {
+	RXE2_DPC_ACK_TIMEOUTS,		/* retry timer expired, resent */
+	RXE2_DPC_RETRANSMITS,		/* go-back-N rewinds, any cause */
+	RXE2_DPC_SEQ_NAKS_SENT,
+	RXE2_DPC_SEQ_NAKS_RCVD,
+	RXE2_DPC_RNR_NAKS_SENT,
+	RXE2_DPC_RNR_NAKS_RCVD,
+	RXE2_DPC_DUP_REQUESTS,		/* requests with an old PSN */
+	RXE2_DPC_NUM
+};
+
 struct rxe2_dev {
 	struct ib_device ibdev;
 	struct ib_device_attr attr;
@@ -76,7 +88,13 @@ struct rxe2_dev {
 	struct rxe2_table srq_table;
 
 	atomic64_t rx_dropped;		/* RoCEv2 packets refused, see rxe2_net.c */
+	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 };
+
+static inline void rxe2_dp_count(struct rxe2_dev *rdev, enum rxe2_dp_counter c)
+{
+	atomic64_inc(&rdev->dp_cnt[c]);
+}
 
 static inline struct rxe2_dev *to_rdev(struct ib_device *ibdev)
 {

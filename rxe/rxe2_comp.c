@@ -32,30 +32,45 @@ static u32 rxe2_wc_opcode(u32 op)
 	}
 }
 
-/* write the completion of SQ index idx; false: the CQ overflowed */
-static bool rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched)
+/* the completion of SQ index idx, from our copy or (never fetched) the ring */
+static void rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched,
+			struct rxe2_cqe *cqe)
 {
-	struct rxe2_cqe cqe = {};
-
+	memset(cqe, 0, sizeof(*cqe));
 	if (fetched) {
 		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 
-		cqe.wr_id = w->wr_id;
-		cqe.opcode = rxe2_wc_opcode(w->opcode);
-		cqe.byte_len = rxe2_sinfo(qp, idx)->length;
+		cqe->wr_id = w->wr_id;
+		cqe->opcode = rxe2_wc_opcode(w->opcode);
+		cqe->byte_len = rxe2_sinfo(qp, idx)->length;
 		if (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		    w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
-			cqe.wc_flags = 1 << 1;	/* IBV_WC_WITH_IMM */
+			cqe->wc_flags = 1 << 1;	/* IBV_WC_WITH_IMM */
 	} else {
 		struct rxe2_send_wqe *w = rxe2_ring_slot(&qp->sq, idx);
 
-		cqe.wr_id = READ_ONCE(w->wr_id);
-		cqe.opcode = rxe2_wc_opcode(READ_ONCE(w->opcode));
+		cqe->wr_id = READ_ONCE(w->wr_id);
+		cqe->opcode = rxe2_wc_opcode(READ_ONCE(w->opcode));
 	}
-	cqe.status = status;
-	cqe.qp_num = qp->ibqp.qp_num;
-	cqe.port_num = RXE2_PORT;
-	return !rxe2_cq_post(to_rcq(qp->ibqp.send_cq), &cqe, false);
+	cqe->status = status;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->port_num = RXE2_PORT;
+}
+
+/*
+ * Take the WQE at the head of the SQ off the ring and then write its
+ * completion (cqe, or none).  The slot is released first: a consumer
+ * that polls the CQE may post into it at once, and a ring still full
+ * at that moment would refuse the WQE (ENOMEM) although IBTA says the
+ * completed WQE's slot is free.  We keep our own copy of the WQE, so
+ * nothing is read from the ring after the release.  False: the CQ
+ * overflowed and the completion is lost.
+ */
+static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
+{
+	rxe2_sinfo(qp, qp->sq.dev_index)->state = RXE2_WQE_NEW;
+	rxe2_ring_dev_advance(&qp->sq);
+	return !cqe || !rxe2_cq_post(to_rcq(qp->ibqp.send_cq), cqe, false);
 }
 
 /* retire the finished WQEs at the head of the SQ, in order */
@@ -65,17 +80,17 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 		u32 idx = qp->sq.dev_index;
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
 		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
-		bool ok = true;
+		struct rxe2_cqe cqe, *c = NULL;
 
 		if (info->state != RXE2_WQE_DONE)
 			break;
 		if (info->status != IB_WC_SUCCESS ||
 		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		    (w->send_flags & IB_SEND_SIGNALED))
-			ok = rxe2_sq_cqe(qp, idx, info->status, true);
-		info->state = RXE2_WQE_NEW;
-		rxe2_ring_dev_advance(&qp->sq);
-		if (!ok) {
+		    (w->send_flags & IB_SEND_SIGNALED)) {
+			rxe2_sq_cqe(qp, idx, info->status, true, &cqe);
+			c = &cqe;
+		}
+		if (!rxe2_sq_release(qp, c)) {
 			rxe2_qp_error(qp);
 			return;
 		}
@@ -201,6 +216,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_RNR) {
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_NAKS_RCVD);
 		if (dp->rnr_left == 0) {
 			rxe2_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -216,6 +232,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	}
 	switch (syn & RXE2_AETH_VAL_MASK) {
 	case RXE2_NAK_PSN_SEQ:
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEQ_NAKS_RCVD);
 		rxe2_req_rewind(qp, pkt->psn);
 		break;
 	case RXE2_NAK_REM_ACCESS:
@@ -347,6 +364,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 		return;
 	}
 	dp->retry_left--;
+	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_ACK_TIMEOUTS);
 	rxe2_req_rewind(qp, dp->comp_psn);
 	rxe2_comp_arm_retry(qp);
 }
@@ -372,27 +390,33 @@ void rxe2_flush(struct rxe2_qp *qp)
 
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
-	/* the SQ: finished WQEs as they are, the rest flushed */
+	/*
+	 * The SQ: finished WQEs as they are, the rest flushed.  A full CQ
+	 * stops the flush (the next run resumes it once there is room).
+	 */
 	avail = rxe2_ring_dev_avail(&qp->sq);
 	while (avail > 0) {
 		u32 idx = qp->sq.dev_index;
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
-		bool fetched = info->state != RXE2_WQE_NEW;
+		struct rxe2_cqe cqe, *c = &cqe;
 
 		if (info->state == RXE2_WQE_DONE &&
 		    info->status == IB_WC_SUCCESS) {
 			struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 
-			if ((qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-			     (w->send_flags & IB_SEND_SIGNALED)) &&
-			    !rxe2_sq_cqe(qp, idx, IB_WC_SUCCESS, true))
-				break;
-		} else if (!rxe2_sq_cqe(qp, idx, IB_WC_WR_FLUSH_ERR,
-					fetched)) {
-			break;
+			if (qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+			    (w->send_flags & IB_SEND_SIGNALED))
+				rxe2_sq_cqe(qp, idx, IB_WC_SUCCESS, true, c);
+			else
+				c = NULL;
+		} else {
+			rxe2_sq_cqe(qp, idx, IB_WC_WR_FLUSH_ERR,
+				    info->state != RXE2_WQE_NEW, c);
 		}
-		info->state = RXE2_WQE_NEW;
-		rxe2_ring_dev_advance(&qp->sq);
+		if (c && !rxe2_cq_has_room(to_rcq(qp->ibqp.send_cq)))
+			break;
+		if (!rxe2_sq_release(qp, c))
+			break;
 		avail--;
 	}
 	dp->req_next = qp->sq.dev_index;
@@ -419,12 +443,14 @@ void rxe2_flush(struct rxe2_qp *qp)
 		return;
 	}
 	avail = rxe2_ring_dev_avail(&qp->rq);
-	while (avail-- > 0) {
+	while (avail-- > 0 && rxe2_cq_has_room(to_rcq(qp->ibqp.recv_cq))) {
 		struct rxe2_recv_wqe *r = rxe2_ring_slot(&qp->rq,
 							 qp->rq.dev_index);
+		u64 wr_id = READ_ONCE(r->wr_id);
 
-		if (!rxe2_rq_flush_one(qp, READ_ONCE(r->wr_id)))
-			break;
+		/* the slot is free before its completion shows, as on the SQ */
 		rxe2_ring_dev_advance(&qp->rq);
+		if (!rxe2_rq_flush_one(qp, wr_id))
+			break;
 	}
 }

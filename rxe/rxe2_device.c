@@ -191,16 +191,24 @@ void rxe2_port_refresh(struct rxe2_dev *rdev)
 }
 
 /*
- * Port counters (rdma statistic, ports/1/hw_counters); the data path
- * adds its own after RXE2_CNT_RX_DROPPED.
+ * Port counters (rdma statistic, ports/1/hw_counters): rx_dropped, then
+ * the data path's enum rxe2_dp_counter in order.
  */
 enum rxe2_counter {
 	RXE2_CNT_RX_DROPPED,
-	RXE2_NUM_COUNTERS
+	RXE2_CNT_DP,
+	RXE2_NUM_COUNTERS = RXE2_CNT_DP + RXE2_DPC_NUM
 };
 
 static const struct rdma_stat_desc rxe2_counter_descs[] = {
 	[RXE2_CNT_RX_DROPPED].name = "rx_dropped",
+	[RXE2_CNT_DP + RXE2_DPC_ACK_TIMEOUTS].name = "ack_timeouts",
+	[RXE2_CNT_DP + RXE2_DPC_RETRANSMITS].name = "retransmits",
+	[RXE2_CNT_DP + RXE2_DPC_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[RXE2_CNT_DP + RXE2_DPC_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[RXE2_CNT_DP + RXE2_DPC_DUP_REQUESTS].name = "duplicate_requests",
 };
 
 static struct rdma_hw_stats *rxe2_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -216,8 +224,11 @@ static int rxe2_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct rxe2_dev *rdev = to_rdev(ibdev);
+	int i;
 
 	stats->value[RXE2_CNT_RX_DROPPED] = atomic64_read(&rdev->rx_dropped);
+	for (i = 0; i < RXE2_DPC_NUM; i++)
+		stats->value[RXE2_CNT_DP + i] = atomic64_read(&rdev->dp_cnt[i]);
 	return RXE2_NUM_COUNTERS;
 }
 

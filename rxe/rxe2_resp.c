@@ -32,7 +32,8 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	dp->in_msg = false;
 	dp->rd_active = false;
 	dp->nak_sent = false;
-	dp->atomic_valid = false;
+	memset(dp->atomic_res, 0, sizeof(dp->atomic_res));
+	dp->atomic_next = 0;
 }
 
 static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
@@ -190,10 +191,12 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_NAKS_SENT);
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
+	}
 	atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
 }
 
@@ -488,6 +491,7 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_atmeth *a = rxe2_pkt_ext(pkt, RXE2_OPF_ATMETH);
 	u64 va = be64_to_cpu(a->va);
+	struct rxe2_atomic_res *res;
 	struct rxe2_mr *mr;
 	u64 orig;
 	int ret;
@@ -512,9 +516,10 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_ACCESS_ERR);
 		return;
 	}
-	dp->atomic_valid = true;
-	dp->atomic_psn = pkt->psn;
-	dp->atomic_orig = orig;
+	res = &dp->atomic_res[dp->atomic_next++ % RXE2_ATOMIC_REPLAY];
+	res->valid = true;
+	res->psn = pkt->psn;
+	res->orig = orig;
 	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
 	rxe2_resp_done_msg(qp);
 	rxe2_send_atomic_ack(qp, pkt->psn, orig);
@@ -523,12 +528,20 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
+	int i;
 
 	if (pkt->flags & RXE2_OPF_READ) {
 		rxe2_resp_read(qp, pkt, true);
 	} else if (pkt->flags & RXE2_OPF_ATOMIC) {
-		if (dp->atomic_valid && dp->atomic_psn == pkt->psn)
-			rxe2_send_atomic_ack(qp, pkt->psn, dp->atomic_orig);
+		/* too old to be remembered: never executed again, no answer */
+		for (i = 0; i < RXE2_ATOMIC_REPLAY; i++) {
+			struct rxe2_atomic_res *res = &dp->atomic_res[i];
+
+			if (res->valid && res->psn == pkt->psn) {
+				rxe2_send_atomic_ack(qp, pkt->psn, res->orig);
+				break;
+			}
+		}
 	} else {
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      (dp->resp_psn - 1) & RXE2_PSN_MASK);
@@ -595,12 +608,15 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	if (rc && d > 0) {
 		if (!dp->nak_sent) {
 			dp->nak_sent = true;
+			rxe2_dp_count(rxe2_qp_rdev(qp),
+				      RXE2_DPC_SEQ_NAKS_SENT);
 			rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ,
 				      dp->resp_psn);
 		}
 		return;
 	}
 	if (rc && d < 0) {
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_DUP_REQUESTS);
 		rxe2_resp_duplicate(qp, pkt);
 		return;
 	}

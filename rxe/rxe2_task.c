@@ -254,6 +254,18 @@ int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
 	return avail <= 0 ? -EOVERFLOW : 0;
 }
 
+/* whether the CQ has a free slot now (another QP may take it first) */
+bool rxe2_cq_has_room(struct rxe2_cq *cq)
+{
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	room = rxe2_ring_dev_avail(&cq->ring) > 0;
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+	return room;
+}
+
 /*
  * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
  * has checked [iova, iova + len) with rxe2_mr_check_range().

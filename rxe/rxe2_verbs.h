@@ -234,6 +234,9 @@ struct rxe2_swqe_info {
 	u32 length;			/* total payload bytes */
 };
 
+/* atomic results a responder keeps for replay: max_qp_rd_atom */
+#define RXE2_ATOMIC_REPLAY	16
+
 struct rxe2_qp_dp {
 	struct work_struct work;
 	struct sk_buff_head rx_queue;	/* packets from the hook */
@@ -279,9 +282,17 @@ struct rxe2_qp_dp {
 	u32 rd_len;
 	u32 rd_off;
 	u32 rd_psn;			/* of the next response */
-	bool atomic_valid;		/* last atomic, for replay */
-	u32 atomic_psn;
-	u64 atomic_orig;
+	/*
+	 * The results of the last RXE2_ATOMIC_REPLAY atomics (one per
+	 * responder resource), replayed to a requester that lost the ACKs
+	 * and sends them again; an atomic is never executed twice.
+	 */
+	struct rxe2_atomic_res {
+		bool valid;
+		u32 psn;
+		u64 orig;
+	} atomic_res[RXE2_ATOMIC_REPLAY];
+	u32 atomic_next;		/* slot of the next result */
 	u8 atomic_syn;
 };
 

@@ -15,6 +15,7 @@ PLAN=8
 repo=$(cd "$(dirname "$0")/.." && pwd)
 : "${RXE2_KO:=$repo/rxe/rdma_rxe2.ko}"
 kver=$(uname -r)
+. "$repo/selftests/lib.sh"
 stage=$(mktemp -d /tmp/test_install.XXXXXX) || exit 1
 out=$stage/out
 n=0
@@ -97,9 +98,6 @@ check "without librxe2, the stock rxe provider does not take rxe2 devices" \
 		! env -u RDMAV_DRIVERS ibv_devices 2>/dev/null | grep -q rxe2_auto0"
 
 # Restore the harness's module and links, with their IPv4 GIDs.
-has_ipv4_gid() {
-	grep -qs '^0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/"$1"/ports/1/gids/*
-}
 restore() {
 	local s i
 	rdma link delete rxe2_auto0 || return 1
@@ -110,7 +108,7 @@ restore() {
 	for s in $saved; do
 		rdma link add "${s%%:*}" type rxe2 netdev "${s#*:}" || return 1
 		i=0
-		until has_ipv4_gid "${s%%:*}"; do
+		until ipv4_gid_index "${s%%:*}" >/dev/null; do
 			i=$((i + 1))
 			[ $i -le 100 ] || { echo "no IPv4 GID on ${s%%:*}"; return 1; }
 			sleep 0.1

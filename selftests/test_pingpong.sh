@@ -12,35 +12,11 @@ dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/pingpong.XXXXXX) || exit 1
 n=0 failed=0
 port=18600
+. "$(dirname "$0")/lib.sh"
 iters=5
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-
-# Index of the RoCE v2 GID holding an IPv4 address.
-gid_index() {
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		case $(cat "$f" 2>/dev/null) in
-		0000:0000:0000:0000:0000:ffff:*) ;;
-		*) continue ;;
-		esac
-		t=$(cat /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null)
-		[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
-	done
-	return 1
-}
-
-# Waits (bounded) until a TCP port listens.
-wait_listen() {
-	i=0
-	while [ $i -lt 100 ]; do
-		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 # tool, extra args
 pingpong() {
@@ -76,7 +52,7 @@ pingpong() {
 }
 
 echo "1..9"
-gidx=$(gid_index)
+gidx=$(ipv4_gid_index "$dev")
 if [ -n "$gidx" ]; then
 	ok "$dev has an IPv4 RoCE v2 GID (index $gidx)"
 else

@@ -366,6 +366,7 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
 RXE2_DECLARE_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 RXE2_DECLARE_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 RXE2_DECLARE_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+RXE2_DECLARE_WRITE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 RXE2_DECLARE_WRITE_CMD(ibv_create_qp, ib_uverbs_create_qp);
 RXE2_DECLARE_WRITE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 RXE2_DECLARE_WRITE_CMD(ibv_query_qp, ib_uverbs_query_qp);
@@ -446,6 +447,10 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/* sets cq->cqe from the response */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_qp_init_attr_ex *attr_ex,
 			 struct ibv_create_qp *cmd, size_t cmd_size,
@@ -625,6 +630,7 @@ RXE2_PIN_SIZE(struct ibv_query_port, 24);
 RXE2_PIN_SIZE(struct ibv_alloc_pd, 16);
 RXE2_PIN_SIZE(struct ibv_reg_mr, 48);
 RXE2_PIN_SIZE(struct ibv_create_cq, 40);
+RXE2_PIN_SIZE(struct ibv_resize_cq, 24);
 RXE2_PIN_SIZE(struct ibv_create_qp, 64);
 RXE2_PIN_SIZE(struct ibv_modify_qp, 120);
 RXE2_PIN_SIZE(struct ibv_query_qp, 24);
@@ -640,6 +646,7 @@ RXE2_PIN_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 RXE2_PIN_SIZE(struct ib_uverbs_reg_mr_resp, 12);
 RXE2_PIN_SIZE(struct ib_uverbs_create_cq_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_ex_create_cq_resp, 16);
+RXE2_PIN_SIZE(struct ib_uverbs_resize_cq_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);

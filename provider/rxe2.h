@@ -40,6 +40,16 @@ struct rxe2_create_cq_ex_rsp {
 	struct rxe2_create_cq_resp drv;
 };
 
+struct rxe2_resize_cq_rsp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct rxe2_resize_cq_resp drv;
+};
+
+struct rxe2_modify_srq_req {
+	struct ibv_modify_srq ibv_cmd;
+	struct rxe2_modify_srq_cmd drv;
+};
+
 struct rxe2_create_qp_req {
 	struct ibv_create_qp ibv_cmd;
 	struct rxe2_create_qp_cmd drv;
@@ -72,6 +82,9 @@ RXE2_PIN_UDATA(struct rxe2_create_cq_rsp, struct ib_uverbs_create_cq_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_create_cq_ex_rsp,
 	       struct ib_uverbs_ex_create_cq_resp, drv);
+RXE2_PIN_UDATA(struct rxe2_resize_cq_rsp, struct ib_uverbs_resize_cq_resp,
+	       drv);
+RXE2_PIN_UDATA(struct rxe2_modify_srq_req, struct ibv_modify_srq, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_req, struct ibv_create_qp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_rsp, struct ib_uverbs_create_qp_resp,
 	       drv);
@@ -285,6 +298,7 @@ struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
 void rxe2_cq_install_ex_ops(struct rxe2_cq *cq);
 int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe);
 int rxe2_destroy_cq(struct ibv_cq *ibcq);
 
 /* rxe2_qp.c */

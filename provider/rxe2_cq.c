@@ -175,6 +175,45 @@ static void rxe2_cq_unlock(struct rxe2_cq *cq)
 }
 
 /*
+ * The kernel moves the CQEs we have not consumed, counted from the
+ * consumer we last published, to a new ring; under the CQ lock no
+ * poller is between taking a CQE and publishing the consumer.  On
+ * success the old ring receives nothing more: map the new one, drop
+ * the old.  ibv_cmd_resize_cq() stores the granted size in ibcq->cqe.
+ */
+int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	struct ibv_resize_cq cmd = {};
+	struct rxe2_resize_cq_rsp rsp = {};
+	struct rxe2_ring ring;
+	int err;
+
+	rxe2_cq_lock(cq);
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &rsp.ibv_resp,
+				sizeof(rsp));
+	if (err)
+		goto out;
+	/*
+	 * A new ring we cannot use (or map) is reported; the CQ keeps the
+	 * old ring, where no CQE arrives any more.
+	 */
+	if (ibcq->cqe < cqe)
+		err = EPROTO;
+	else
+		err = rxe2_ring_map(ibcq->context, &ring, RXE2_RING_CQ,
+				    &rsp.drv.cq, (uint32_t)ibcq->cqe,
+				    RXE2_CQE_SIZE);
+	if (err)
+		goto out;
+	rxe2_ring_unmap(&cq->ring);
+	cq->ring = ring;
+out:
+	rxe2_cq_unlock(cq);
+	return err;
+}
+
+/*
  * Copy the CQE at our consumer out of shared memory, once, before any of
  * it is interpreted.  Inline-receive is never requested yet (create_qp
  * sends comp_mask 0), so a CQE that claims its payload is inline filled

@@ -37,6 +37,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.free_context = rxe2_free_context,
 	.modify_qp = rxe2_modify_qp,
 	.modify_srq = rxe2_modify_srq,
+	.resize_cq = rxe2_resize_cq,
 	.poll_cq = rxe2_poll_cq,
 	.post_recv = rxe2_post_recv,
 	.post_send = rxe2_post_send,

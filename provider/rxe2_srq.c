@@ -52,18 +52,41 @@ err_free:
 	return NULL;
 }
 
+/*
+ * Resizing moves the SRQ to a new ring that the kernel describes in
+ * info (the uverbs command has no response): the pending WQEs first, in
+ * order, our producer continuing after them.  Under the SRQ lock no
+ * post is half done.
+ */
 int rxe2_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct rxe2_srq *srq = to_rsrq(ibsrq);
+	struct rxe2_modify_srq_req cmd = {};
+	struct rxe2_ring_info info = {};
+	struct rxe2_ring ring;
+	int err;
 
-	/*
-	 * Resizing would replace the mapped ring, and the ABI has no
-	 * response that describes a new one.
-	 */
-	if (attr_mask & IBV_SRQ_MAX_WR)
-		return EOPNOTSUPP;
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+					  sizeof(cmd));
+
+	cmd.drv.ring_info_addr = (uintptr_t)&info;
+	pthread_spin_lock(&srq->lock);
+	err = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (err)
+		goto out;
+	/* a ring we cannot use is reported; the old one gets no reads */
+	err = rxe2_ring_map(ibsrq->context, &ring, RXE2_RING_RQ, &info,
+			    attr->max_wr, rxe2_recv_slot_size(srq->max_sge));
+	if (err)
+		goto out;
+	rxe2_ring_unmap(&srq->rq);
+	srq->rq = ring;
+out:
+	pthread_spin_unlock(&srq->lock);
+	return err;
 }
 
 int rxe2_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

@@ -78,9 +78,52 @@ int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Move the CQ to a ring of at least cqe slots.  The data path posts
+ * CQEs only under ring.lock (rxe2_cq_post()), so under that lock the
+ * unpolled CQEs move in order and every later CQE lands in the new
+ * ring.  The old buffer stays mapped in the process until it unmaps it
+ * (rxe2_ring.c): a poller racing with the resize reads stale CQEs, never
+ * freed memory; the provider excludes that with its CQ lock.
+ */
 int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct rxe2_dev *rdev = to_rdev(ibcq->device);
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	struct rxe2_resize_cq_resp resp = {};
+	struct rxe2_ring new;
+	unsigned long flags;
+	int ret;
+
+	if (cqe < 1 || cqe > rdev->attr.max_cqe)
+		return -EINVAL;
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	ret = rxe2_ring_init(&new, cqe, cq->ring.slot_size, true, udata);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	ret = rxe2_ring_move(&cq->ring, &new, cqe);
+	if (!ret) {
+		ibcq->cqe = cq->ring.num_slots;
+		/* room again: a later overflow is reported again */
+		cq->overflowed = false;
+		rxe2_ring_get_info(&cq->ring, &resp.cq);
+	}
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+	if (ret) {
+		rxe2_ring_cleanup(&new);
+		return ret;
+	}
+	/* new now holds the old buffer */
+	if (udata)
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	rxe2_ring_cleanup(&new);
+	return ret;
 }
 
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)

@@ -63,12 +63,13 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->max_qp = p->max_qp;
 	a->max_qp_wr = p->max_qp_wr;
 	/*
-	 * Only what the verbs and the data path implement.  SRQ_RESIZE and
-	 * MEM_MGT_EXTENSIONS join when their verbs do.
+	 * Only what the verbs and the data path implement.
+	 * MEM_MGT_EXTENSIONS joins when its verbs do.
 	 */
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_PORT_ACTIVE_EVENT;
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SRQ_RESIZE;
 	/* rdma link delete */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = p->max_send_sge;

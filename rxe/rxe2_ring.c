@@ -182,6 +182,71 @@ void rxe2_ring_reset(struct rxe2_ring *r)
 	}
 }
 
+/*
+ * rxe2_ring_move() - move the entries of r into the empty ring new (same
+ * slot size and kind) and make r use new's buffer; new gets r's old
+ * buffer, for rxe2_ring_cleanup() once the caller has dropped r->lock.
+ *
+ * The caller holds r->lock and has stopped its own side: the device side
+ * runs only under r->lock (CQ producer, SRQ consumer), and a process is
+ * expected to hold its own lock around the resize command.  The entries
+ * land at slots 0 .. n-1 in order: consumer 0, producer n.  The other
+ * side's counter is read once and checked like any other read of it.
+ * Returns -EINVAL when there are more entries than want, the size the
+ * consumer asked for (the man pages: the new size must hold what is
+ * outstanding, whatever the rounding), -EPROTO for an impossible
+ * counter; r is unchanged then.
+ */
+int rxe2_ring_move(struct rxe2_ring *r, struct rxe2_ring *new, u32 want)
+{
+	u32 prod, cons, used, i;
+	struct rxe2_ring old;
+
+	lockdep_assert_held(&r->lock);
+	if (new->slot_size != r->slot_size ||
+	    new->dev_produces != r->dev_produces)
+		return -EINVAL;
+	if (r->dev_produces) {
+		prod = r->dev_index;
+		cons = r->mme ? rxe2_ring_read_peer(&r->hdr->consumer) :
+				r->client_index;
+	} else {
+		cons = r->dev_index;
+		prod = r->mme ? rxe2_ring_read_peer(&r->hdr->producer) :
+				r->client_index;
+	}
+	used = prod - cons;
+	if (used > r->num_slots)
+		return -EPROTO;
+	if (used > want || used > new->num_slots)
+		return -EINVAL;
+	for (i = 0; i < used; i++)
+		memcpy(rxe2_ring_slot(new, i), rxe2_ring_slot(r, cons + i),
+		       r->slot_size);
+	new->hdr->producer = used;
+	new->hdr->consumer = 0;
+	if (r->dev_produces) {
+		new->dev_index = used;
+		new->client_index = 0;
+	} else {
+		new->dev_index = 0;
+		new->client_index = used;
+	}
+
+	old = *r;
+	r->hdr = new->hdr;
+	r->size = new->size;
+	r->num_slots = new->num_slots;
+	r->mme = new->mme;
+	r->dev_index = new->dev_index;
+	r->client_index = new->client_index;
+	new->hdr = old.hdr;
+	new->size = old.size;
+	new->num_slots = old.num_slots;
+	new->mme = old.mme;
+	return 0;
+}
+
 int rxe2_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;

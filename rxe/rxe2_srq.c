@@ -2,6 +2,8 @@
 /*
  * rxe2: shared receive queues.  One ring of rxe2_recv_wqe, like an RQ.
  */
+#include <rdma/uverbs_ioctl.h>
+
 #include "rxe2_verbs.h"
 
 int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -54,22 +56,99 @@ err_ring:
 	return ret;
 }
 
+/*
+ * Driver data of modify_srq: none (an older provider) or struct
+ * rxe2_modify_srq_cmd; bytes beyond it must be zero.
+ */
+static int rxe2_srq_read_cmd(struct ib_udata *udata,
+			     struct rxe2_modify_srq_cmd *cmd)
+{
+	size_t len;
+	int ret;
+
+	memset(cmd, 0, sizeof(*cmd));
+	if (!udata || !udata->inlen)
+		return 0;
+	len = min(udata->inlen, sizeof(*cmd));
+	ret = ib_copy_from_udata(cmd, udata, len);
+	if (ret)
+		return ret;
+	if (udata->inlen > sizeof(*cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*cmd),
+				 udata->inlen - sizeof(*cmd)))
+		return -EOPNOTSUPP;
+	if (cmd->comp_mask)
+		return -EOPNOTSUPP;
+	if (cmd->reserved)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Resize: a new ring, described to the process before anything moves
+ * (the uverbs command has no response), then the pending WQEs move under
+ * ring.lock, which the responder holds while it takes a WQE from an SRQ.
+ */
+static int rxe2_srq_resize(struct rxe2_srq *srq, u32 max_wr, u64 info_addr,
+			   struct ib_udata *udata)
+{
+	struct rxe2_ring_info info;
+	struct rxe2_ring new;
+	unsigned long flags;
+	int ret;
+
+	ret = rxe2_ring_init(&new, max_wr, srq->ring.slot_size, false, udata);
+	if (ret)
+		return ret;
+	if (udata) {
+		rxe2_ring_get_info(&new, &info);
+		if (copy_to_user(u64_to_user_ptr(info_addr), &info,
+				 sizeof(info))) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	spin_lock_irqsave(&srq->ring.lock, flags);
+	ret = rxe2_ring_move(&srq->ring, &new, max_wr);
+	if (!ret)
+		WRITE_ONCE(srq->max_wr, srq->ring.num_slots);
+	spin_unlock_irqrestore(&srq->ring.lock, flags);
+out:
+	/* the old buffer after a move, the unused new one otherwise */
+	rxe2_ring_cleanup(&new);
+	return ret;
+}
+
 int rxe2_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
+	struct rxe2_dev *rdev = to_rdev(ibsrq->device);
 	struct rxe2_srq *srq = to_rsrq(ibsrq);
+	struct rxe2_modify_srq_cmd cmd;
+	u32 limit;
 	int ret;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	ret = rxe2_check_udata_in_empty(udata);
+	ret = rxe2_srq_read_cmd(udata, &cmd);
 	if (ret)
 		return ret;
-	/* resizing means moving a ring the process has mapped: not yet */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit :
+					READ_ONCE(srq->srq_limit);
+	if (mask & IB_SRQ_MAX_WR) {
+		if (attr->max_wr < 1 || attr->max_wr > rdev->attr.max_srq_wr ||
+		    limit > attr->max_wr)
+			return -EINVAL;
+		/* the process must be told where the new ring is */
+		if (srq->is_user && !cmd.ring_info_addr)
+			return -EOPNOTSUPP;
+		ret = rxe2_srq_resize(srq, attr->max_wr, cmd.ring_info_addr,
+				      srq->is_user ? udata : NULL);
+		if (ret)
+			return ret;
+	}
 	if (mask & IB_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->max_wr)
+		if (attr->srq_limit > READ_ONCE(srq->max_wr))
 			return -EINVAL;
 		/* the data path reads it without the lock */
 		WRITE_ONCE(srq->srq_limit, attr->srq_limit);
@@ -81,7 +160,7 @@ int rxe2_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct rxe2_srq *srq = to_rsrq(ibsrq);
 
-	attr->max_wr = srq->max_wr;
+	attr->max_wr = READ_ONCE(srq->max_wr);
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = READ_ONCE(srq->srq_limit);
 	return 0;

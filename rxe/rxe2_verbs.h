@@ -94,6 +94,9 @@ void rxe2_ring_dev_advance(struct rxe2_ring *r);
 int rxe2_ring_client_avail(struct rxe2_ring *r);
 void rxe2_ring_client_advance(struct rxe2_ring *r);
 
+/* resize: move the entries into an empty ring; caller holds r->lock */
+int rxe2_ring_move(struct rxe2_ring *r, struct rxe2_ring *new, u32 want);
+
 /* whether producer == consumer in shared memory (either kind of ring) */
 bool rxe2_ring_empty(struct rxe2_ring *r);
 

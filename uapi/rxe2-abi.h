@@ -193,8 +193,29 @@ struct rxe2_create_cq_resp {
 	struct rxe2_ring_info cq;
 };
 
+/*
+ * ibv_resize_cq: the CQ moves to a new ring, its unpolled CQEs first, in
+ * order, from slot 0 (producer = their number, consumer = 0).  The old
+ * ring receives nothing more once the command returns; the process maps
+ * the new one and unmaps the old.  No driver data in the command.
+ */
 struct rxe2_resize_cq_resp {
 	struct rxe2_ring_info cq;
+};
+
+/*
+ * Driver data of modify_srq (optional).  Without it, or with
+ * ring_info_addr 0, IB_SRQ_MAX_WR is refused (EOPNOTSUPP) for a
+ * process's SRQ: the uverbs command has no response, so the kernel
+ * writes the new ring's struct rxe2_ring_info to ring_info_addr in the
+ * caller's memory before the SRQ moves.  The new ring holds the
+ * outstanding receive WQEs in order from slot 0 (consumer = 0, producer
+ * = their number); the process continues from that producer.
+ */
+struct rxe2_modify_srq_cmd {
+	__aligned_u64 ring_info_addr;
+	__u32 comp_mask;	/* none defined: must be 0 */
+	__u32 reserved;
 };
 
 struct rxe2_create_qp_cmd {

@@ -95,6 +95,30 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 			return;
 		}
 	}
+	rxe2_comp_sqd_check(qp);
+}
+
+/*
+ * SQD: the requester starts nothing at or beyond dp.sqd_stop (the WQE it
+ * was in the middle of is finished first), and the SQ is drained once
+ * every WQE before that index has completed, acknowledged and retired.
+ * IBTA 11.6.2: the SQ_DRAINED event then, and only if it was asked for.
+ * Caller holds state_lock.
+ */
+void rxe2_comp_sqd_check(struct rxe2_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_SQ_DRAINED,
+	};
+
+	if (qp->state != IB_QPS_SQD || qp->dp.sqd_drained ||
+	    qp->sq.dev_index != qp->dp.sqd_stop)
+		return;
+	qp->dp.sqd_drained = true;
+	if (qp->attr.en_sqd_async_notify && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /* the oldest WQE not finished yet, or req_next */
@@ -353,8 +377,10 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 
 	if (test_and_clear_bit(RXE2_QPF_RNR, &dp->flags))
 		clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
+	/* SQD still retries: its outstanding WQEs must complete */
 	if (!test_and_clear_bit(RXE2_QPF_RETRY, &dp->flags) ||
-	    qp->ibqp.qp_type != IB_QPT_RC || qp->state != IB_QPS_RTS ||
+	    qp->ibqp.qp_type != IB_QPT_RC ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
 		return;
 	if (dp->comp_psn == dp->req_psn && dp->req_offset == 0)

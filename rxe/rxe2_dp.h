@@ -118,6 +118,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp);
 void rxe2_comp_arm_retry(struct rxe2_qp *qp);
 void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
 void rxe2_flush(struct rxe2_qp *qp);
+void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 
 /* rxe2_resp.c */
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);

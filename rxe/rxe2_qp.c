@@ -317,18 +317,6 @@ static void rxe2_qp_store_attr(struct rxe2_qp *qp,
 		s->dest_qp_num = attr->dest_qp_num;
 }
 
-static void rxe2_qp_event(struct rxe2_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = type,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
 static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 {
 	if (new == IB_QPS_RESET) {
@@ -348,7 +336,6 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct rxe2_dev *rdev = to_rdev(ibqp->device);
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	enum ib_qp_state cur, new;
-	bool sqd_notify = false;
 	int ret;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -398,22 +385,21 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_RNR_RETRY)
 		qp->dp.rnr_left = attr->rnr_retry;
 	if (mask & IB_QP_STATE) {
-		/*
-		 * SQD stops the requester from starting WQEs; the event is
-		 * reported at once, before the outstanding ones are answered
-		 * (a simplification: IBTA reports it when they are).
-		 */
-		sqd_notify = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
-			     qp->attr.en_sqd_async_notify;
+		if (new == IB_QPS_SQD && cur != IB_QPS_SQD) {
+			/* the message being sent is finished first */
+			qp->dp.sqd_stop = qp->dp.req_next +
+					  (qp->dp.req_offset ? 1 : 0);
+			qp->dp.sqd_drained = false;
+		}
 		rxe2_qp_enter_state(qp, new);
+		/* nothing outstanding: drained at once */
+		rxe2_comp_sqd_check(qp);
 	}
 out:
 	mutex_unlock(&qp->state_lock);
 	/* flush an ERROR QP; start sending what waits in the SQ */
 	if (!ret && (mask & IB_QP_STATE))
 		rxe2_qp_kick(qp);
-	if (sqd_notify)
-		rxe2_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	return ret;
 }
 
@@ -426,7 +412,7 @@ int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	attr->sq_draining = 0;
+	attr->sq_draining = qp->state == IB_QPS_SQD && !qp->dp.sqd_drained;
 	attr->cap = qp->cap;
 	if (!attr->port_num)
 		attr->port_num = RXE2_PORT;

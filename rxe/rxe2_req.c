@@ -372,7 +372,7 @@ void rxe2_req_run(struct rxe2_qp *qp)
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	int avail, budget = 1024;
 
-	if (qp->state != IB_QPS_RTS)
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 	while (budget--) {
 		struct rxe2_swqe_info *info;
@@ -382,6 +382,9 @@ void rxe2_req_run(struct rxe2_qp *qp)
 
 		if (test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
 			return;
+		/* SQD: finish (and resend) what was started, start nothing */
+		if (qp->state == IB_QPS_SQD && idx == dp->sqd_stop)
+			break;
 		avail = rxe2_ring_dev_avail(&qp->sq);
 		if (avail < 0) {
 			rxe2_qp_error(qp);

@@ -262,6 +262,9 @@ struct rxe2_qp_dp {
 	/* completer: every PSN before comp_psn is acknowledged */
 	u32 comp_psn;
 	bool last_wqe_sent;		/* LAST_WQE_REACHED reported (SRQ) */
+	/* SQD: no WQE from SQ index sqd_stop on is started */
+	u32 sqd_stop;
+	bool sqd_drained;		/* every WQE before sqd_stop completed */
 	bool rewound;			/* went back for lost responses */
 
 	/* responder */

@@ -322,6 +322,7 @@ int rxe2_send_check_attr(const struct ibv_qp_init_attr_ex *attr);
 int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr);
 int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
+int rxe2_ring_doorbell(struct rxe2_qp *qp);
 
 /* rxe2_srq.c */
 struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,

@@ -254,6 +254,7 @@ int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
+	int err;
 
 	/*
 	 * A QP attached to an SRQ has no receive queue; IBTA allows
@@ -263,6 +264,17 @@ int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return rxe2_post_recv_ring(&qp->rq, &qp->rq_lock, qp->max_recv_sge,
-				   wr, bad_wr);
+	err = rxe2_post_recv_ring(&qp->rq, &qp->rq_lock, qp->max_recv_sge,
+				  wr, bad_wr);
+	/*
+	 * RXE2_RING_F_FLUSH: the QP is in the error state and the kernel
+	 * flushes receives only when the QP runs; the doorbell runs it.
+	 * The fence orders our producer store before the flag load, as
+	 * the kernel orders its flag store before its producer load.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->rq.hdr->flags, __ATOMIC_RELAXED) &
+	    RXE2_RING_F_FLUSH)
+		rxe2_ring_doorbell(qp);
+	return err;
 }

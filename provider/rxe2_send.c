@@ -135,7 +135,7 @@ static void rxe2_doorbell_init(struct rxe2_qp *qp)
  * after creation (only the kernel writes db_resp, and nobody reads it),
  * so concurrent posters may ring it at the same time without a lock.
  */
-static int rxe2_ring_doorbell(struct rxe2_qp *qp)
+int rxe2_ring_doorbell(struct rxe2_qp *qp)
 {
 	ssize_t n;
 

@@ -468,6 +468,12 @@ void rxe2_flush(struct rxe2_qp *qp)
 		dp->last_wqe_sent = true;
 		return;
 	}
+	/*
+	 * Receives posted from now on need the doorbell to be flushed
+	 * promptly (RXE2_RING_F_FLUSH); the ones posted before the process
+	 * could see the flag are found by the read that follows.
+	 */
+	rxe2_ring_set_flush(&qp->rq);
 	avail = rxe2_ring_dev_avail(&qp->rq);
 	while (avail-- > 0 && rxe2_cq_has_room(to_rcq(qp->ibqp.recv_cq))) {
 		struct rxe2_recv_wqe *r = rxe2_ring_slot(&qp->rq,

@@ -172,6 +172,7 @@ void rxe2_ring_reset(struct rxe2_ring *r)
 		WRITE_ONCE(r->hdr->consumer, 0);
 		return;
 	}
+	WRITE_ONCE(r->hdr->flags, 0);
 	if (r->dev_produces) {
 		/* our entries are gone: claim the process consumed them all */
 		r->dev_index = READ_ONCE(r->hdr->consumer);
@@ -245,6 +246,22 @@ int rxe2_ring_move(struct rxe2_ring *r, struct rxe2_ring *new, u32 want)
 	new->num_slots = old.num_slots;
 	new->mme = old.mme;
 	return 0;
+}
+
+/*
+ * RXE2_RING_F_FLUSH on a user RQ (uapi/rxe2-abi.h).  Setting it is
+ * followed by a full barrier: the caller reads the producer next, and a
+ * process that published its producer before it could see the flag has
+ * its WQEs found by that read.
+ */
+void rxe2_ring_set_flush(struct rxe2_ring *r)
+{
+	if (!r->mme || (READ_ONCE(r->hdr->flags) & RXE2_RING_F_FLUSH))
+		goto out;
+	WRITE_ONCE(r->hdr->flags, RXE2_RING_F_FLUSH);
+out:
+	/* flag store before producer load; pairs with the provider's fence */
+	smp_mb();
 }
 
 int rxe2_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)

@@ -96,6 +96,8 @@ void rxe2_ring_client_advance(struct rxe2_ring *r);
 
 /* resize: move the entries into an empty ring; caller holds r->lock */
 int rxe2_ring_move(struct rxe2_ring *r, struct rxe2_ring *new, u32 want);
+/* QP in ERROR: tell the process to ring the doorbell after post_recv */
+void rxe2_ring_set_flush(struct rxe2_ring *r);
 
 /* whether producer == consumer in shared memory (either kind of ring) */
 bool rxe2_ring_empty(struct rxe2_ring *r);

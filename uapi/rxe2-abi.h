@@ -56,9 +56,25 @@
  */
 struct rxe2_ring_hdr {
 	__u32 producer;
-	__u32 reserved0[15];	/* producer and consumer on separate lines */
+	__u32 flags;		/* RXE2_RING_F_*: written by the kernel only */
+	__u32 reserved0[14];	/* producer and consumer on separate lines */
 	__u32 consumer;
 	__u32 reserved1[15];
+};
+
+/*
+ * rxe2_ring_hdr.flags.  RXE2_RING_F_FLUSH is set on a QP's RQ ring once
+ * the QP is in the error state and its RQ is being flushed; it is
+ * cleared when the QP returns to RESET.  A process that posts receives
+ * while it is set rings the send doorbell (POST_SEND with no work
+ * request) after publishing its producer, so that the new WQEs complete
+ * with WR_FLUSH_ERR at once instead of at the QP's next run.  Both sides
+ * need a full barrier between their store and the load of the other's
+ * word (producer then flags here, flags then producer in the kernel).
+ * A kernel that never sets it is compatible with any provider.
+ */
+enum rxe2_ring_flags {
+	RXE2_RING_F_FLUSH = 1 << 0,
 };
 
 #define RXE2_RING_DATA_OFFSET 128	/* first slot, from the ring start */
@@ -174,7 +190,8 @@ enum rxe2_cqe_flags {
 /*
  * Doorbell: a POST_SEND command with wr_count == 0 tells the kernel that
  * the SQ producer moved.  Receive queues need no doorbell: the kernel
- * reads the RQ/SRQ producer when a message arrives.
+ * reads the RQ/SRQ producer when a message arrives; only an RQ flagged
+ * RXE2_RING_F_FLUSH (QP in ERROR) wants the same doorbell after a post.
  */
 
 struct rxe2_alloc_context_cmd {

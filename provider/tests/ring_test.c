@@ -45,6 +45,7 @@ static void fake_ring(struct rxe2_ring *ring, uint32_t num_slots,
 	ring->map_size = size;
 	ring->hdr = ring->map;
 	ring->hdr->producer = 0;
+	ring->hdr->flags = 0;
 	ring->hdr->consumer = 0;
 	ring->slots = (uint8_t *)ring->map + RXE2_RING_DATA_OFFSET;
 	ring->num_slots = num_slots;
@@ -378,6 +379,40 @@ static void test_post_recv(void)
 	CHECK(ret == EINVAL, "recv in RESET");
 }
 
+/*
+ * RXE2_RING_F_FLUSH: once the kernel flags the RQ (QP in ERROR), every
+ * post_recv rings the send doorbell exactly once, after the WQEs are
+ * published; without the flag, never.  Other flag bits mean nothing.
+ */
+static void test_post_recv_flush(void)
+{
+	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 4, 1, 0, 0);
+	struct ibv_sge sge = { .addr = 0x10, .length = 1, .lkey = 1 };
+	struct ibv_recv_wr wr[2] = {
+		{ .wr_id = 7, .next = &wr[1], .sg_list = &sge, .num_sge = 1 },
+		{ .wr_id = 8, .sg_list = &sge, .num_sge = 1 },
+	}, *bad;
+	int ret;
+
+	qp->rq.hdr->flags = 1u << 5;
+	ret = rxe2_post_recv(&qp->vqp.qp, wr, &bad);
+	CHECK(ret == 0 && doorbells(qp) == 0, "no doorbell without FLUSH");
+
+	qp->vqp.qp.state = IBV_QPS_ERR;
+	qp->rq.hdr->flags = RXE2_RING_F_FLUSH;
+	ret = rxe2_post_recv(&qp->vqp.qp, wr, &bad);
+	CHECK(ret == 0 && qp->rq.hdr->producer == 4,
+	      "recv posted while flushing: %d", ret);
+	CHECK(doorbells(qp) == 1, "FLUSH: one doorbell per post_recv");
+	CHECK(((struct rxe2_recv_wqe *)rxe2_ring_slot(&qp->rq, 3))->wr_id == 8,
+	      "flushed WQE written before the doorbell");
+
+	/* a full RQ still asks for the flush of what is there */
+	ret = rxe2_post_recv(&qp->vqp.qp, wr, &bad);
+	CHECK(ret == ENOMEM && bad == wr && doorbells(qp) == 1,
+	      "full RQ while flushing: %d", ret);
+}
+
 static void put_cqe(struct rxe2_cq *cq, uint32_t idx, uint64_t wr_id)
 {
 	struct rxe2_cqe *c = rxe2_ring_slot(&cq->ring, idx);
@@ -629,6 +664,7 @@ int main(void)
 	test_post_send_checks();
 	test_sig_all();
 	test_post_recv();
+	test_post_recv_flush();
 	test_poll_cq();
 	test_poll_cq_ex();
 	test_qp_ex();

@@ -16,6 +16,10 @@
  *   completes with LOC_QP_OP_ERR, opcode LOCAL_INV (what rdma_rxe does),
  *   the QP goes to ERROR, the MR keeps working.
  *
+ * Memory windows: ibv_alloc_mw fails with EOPNOTSUPP and the provider
+ * refuses IBV_WR_BIND_MW at post time with EINVAL (a BIND_MW WQE written
+ * into the ring anyway would complete with LOC_QP_OP_ERR).
+ *
  * The successful paths (fast registration, LOCAL_INV and SEND_WITH_INV
  * of a fast-registered rkey, IB_WC_WITH_INVALIDATE with the rkey) are
  * kernel-only: test_nvme.sh drives them through nvme-rdma and nvmet-rdma.
@@ -159,6 +163,31 @@ static void local_inv(uint32_t key, const char *what)
 	mrs_alive(name);
 }
 
+/* rxe2 has no memory windows yet: say so exactly */
+static void memory_windows(void)
+{
+	struct ibv_send_wr wr = { 0 }, *bad = NULL;
+	struct dp_qp a, b;
+
+	if (!dev.rxe2) {
+		tap_skip("memory windows: rxe2 only");
+		return;
+	}
+	tap_null_errno(ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2), EOPNOTSUPP,
+		       "(rxe2) ibv_alloc_mw: EOPNOTSUPP (no memory windows yet)");
+	if (!pair(&a, &b)) {
+		tap_ok(false, "BIND_MW: QP pair");
+		return;
+	}
+	wr.wr_id = 0x70;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	tap_ret_errno(ibv_post_send(a.qp, &wr, &bad), EINVAL,
+		      "(rxe2) post BIND_MW: EINVAL, refused by the provider");
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+}
+
 int main(void)
 {
 	const char *name = getenv("RXE2_DEV");
@@ -177,6 +206,7 @@ int main(void)
 	send_with_inv(0x80ffff00u, "an unallocated fast-registration key");
 	local_inv(amr->lkey, "an ibv_reg_mr lkey");
 	local_inv(amr->lkey ^ 0x40000000u, "a key naming no MR");
+	memory_windows();
 
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);

@@ -19,7 +19,8 @@
 # next REG_MR of the MR fail, so a clean verified fio run proves the
 # whole cycle.  The target uses an SRQ, CQs polled from softirq context,
 # and ib_drain_qp at disconnect.
-# Small queues (-Q 32, one I/O queue) keep the host within max_mr of the
+# One I/O queue and one poll queue (its CQ is IB_POLL_DIRECT, driven by
+# polled fio I/O) of 32 entries keep the host within max_mr of the
 # selftests' module parameters.  TAP output.
 
 dev=${RXE2_DEV:-rxe2_0}
@@ -107,6 +108,19 @@ fio_verify() {
 		--randrepeat=0 --output-format=terse --terse-version=3
 }
 
+# polled I/O (RWF_HIPRI) goes to the poll queue, whose CQ is IB_POLL_DIRECT:
+# the block layer's poll calls ib_process_cq_direct() on the rxe2 CQ
+fio_polled() {
+	[ "$(cat /sys/block/"${ns##*/}"/queue/io_poll)" = 1 ] || {
+		echo "io_poll is off on ${ns##*/}"
+		return 1
+	}
+	fio --name=polled --filename="$ns" --direct=1 --ioengine=pvsync2 \
+		--hipri=1 --rw=randwrite --bs=16k --size=4M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--randrepeat=0 --output-format=terse --terse-version=3
+}
+
 for t in nvme fio modprobe; do
 	command -v $t >/dev/null 2>&1 || {
 		echo "1..0 # SKIP $t not installed (make deps)"
@@ -114,7 +128,7 @@ for t in nvme fio modprobe; do
 	}
 done
 
-echo "1..14"
+echo "1..17"
 ip=$(dev_ipv4) || bail "$dev has no IPv4 RoCE v2 GID"
 ok "$dev has an IPv4 RoCE v2 GID ($ip)"
 dmesg_before=$(dmesg | wc -l)
@@ -147,7 +161,7 @@ else
 	exit 1
 fi
 
-if out=$(nvme connect -t rdma -a "$ip" -s $port -n "$nqn" -Q 32 -i 1 2>&1); then
+if out=$(nvme connect -t rdma -a "$ip" -s $port -n "$nqn" -Q 32 -i 1 -P 1 2>&1); then
 	ok "nvme connect -t rdma -a $ip -s $port"
 else
 	not_ok "nvme connect -t rdma -a $ip -s $port"
@@ -167,11 +181,45 @@ check "the controller's transport is rdma" sh -c \
 	"grep -lx '$nqn' /sys/class/nvme/nvme*/subsysnqn | \
 	 sed 's/subsysnqn/transport/' | xargs cat | grep -qx rdma"
 
+# the host's fast-registration MRs: one pool of queue-size MRs per queue
+# (admin, I/O, poll), all in restrack
+mrs=$(rdma resource show "$dev" 2>/dev/null | sed -n 's/.* mr \([0-9]*\).*/\1/p')
+if [ "${mrs:-0}" -ge 96 ]; then
+	ok "$dev holds the host's fast-registration MRs (mr $mrs >= 3 x 32)"
+else
+	not_ok "$dev holds the host's fast-registration MRs (mr ${mrs:-?}, want >= 96)"
+fi
+
+# Capture one RC SEND_LAST/ONLY_WITH_INVALIDATE (BTH opcodes 0x16, 0x17:
+# the first byte after the UDP header) on lo, where loopback RoCE goes:
+# the target answers READs with remote invalidation of the host's rkey.
+if command -v tcpdump >/dev/null 2>&1; then
+	cap=$(mktemp /tmp/nvme-cap.XXXXXX)
+	timeout 120 tcpdump -i lo -n -p -c 1 \
+		'udp dst port 4791 and (udp[8] = 0x16 or udp[8] = 0x17)' \
+		>"$cap" 2>&1 &
+	cap_pid=$!
+	sleep 1
+fi
 # 4 KiB: inline writes (SEND with data) and FRMR reads; 64 KiB and
 # 512 KiB: FRMR for both directions, many pages per MR
 check "fio randwrite bs=4k 4M, crc32c verify" fio_verify 4k 4M
+if [ -n "${cap_pid:-}" ]; then
+	wait "$cap_pid"
+	if grep -q '1 packet captured' "$cap"; then
+		ok "SEND_WITH_INV on the wire (target to host)"
+	else
+		not_ok "SEND_WITH_INV on the wire (target to host)"
+		sed 's/^/#   /' "$cap" | tail -n 5
+	fi
+	rm -f "$cap"
+else
+	ok "SEND_WITH_INV on the wire # SKIP no tcpdump"
+fi
 check "fio randwrite bs=64k 16M, crc32c verify" fio_verify 64k 16M
 check "fio randwrite bs=512k 16M, crc32c verify" fio_verify 512k 16M
+check "fio polled (pvsync2 hipri, IB_POLL_DIRECT CQ) bs=16k 4M, verify" \
+	fio_polled
 
 check "nvme disconnect" sh -c \
 	"nvme disconnect -n '$nqn' | grep -q 'disconnected 1 controller'"

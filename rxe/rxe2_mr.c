@@ -352,19 +352,24 @@ static struct rxe2_mr *rxe2_frmr_find(u32 key, struct ib_pd *pd)
 
 /*
  * IB_WR_REG_MR: the MR must be FREE and of the QP's PD, and the key may
- * differ from the MR's only in its low 8 bits (the index is the MR's);
+ * differ from the MR's (mr_key: the ib_mr's lkey when the WR was posted)
+ * only in its low 8 bits (the index is the MR's);
  * otherwise the WR completes with LOC_QP_OP_ERR (as rdma_rxe does).
  * Takes iova, length and page size from the ib_mr (set by
  * ib_map_mr_sg()) and the staged page list.
  */
-int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 key, int access)
+int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access)
 {
-	struct rxe2_mr *mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	struct rxe2_mr *mr;
 	unsigned long flags;
 	u32 n, shift, first_off;
 	u64 iova, length;
 	int status = IB_WC_LOC_QP_OP_ERR;
 
+	/* ib_reg_wr's key must carry the index of ib_reg_wr's MR */
+	if ((mr_key ^ key) & ~0xffu)
+		return status;
+	mr = rxe2_frmr_find(key, qp->ibqp.pd);
 	if (!mr)
 		return status;
 	if (rxe2_mr_check_access(access))

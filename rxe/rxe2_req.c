@@ -403,7 +403,8 @@ static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
 			return false;
 		status = rxe2_mr_invalidate(qp, w->ex);
 	} else {
-		status = rxe2_mr_reg_fast(qp, w->ex, w->wr.rdma.rkey);
+		status = rxe2_mr_reg_fast(qp, (u32)w->wr.rdma.remote_addr,
+					  w->ex, w->wr.rdma.rkey);
 	}
 	info->state = RXE2_WQE_DONE;
 	info->status = status;
@@ -541,9 +542,12 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 		case IB_WR_REG_MR:
 			/*
 			 * The MR is found again by the key's index when the
-			 * WR runs; only the access flags travel (in rkey).
+			 * WR runs; the access flags travel in rkey and the
+			 * MR's own key in remote_addr, to check that the key
+			 * belongs to the WR's MR.
 			 */
 			w->wr.rdma.rkey = reg_wr(wr)->access;
+			w->wr.rdma.remote_addr = reg_wr(wr)->mr->lkey;
 			break;
 		case IB_WR_ATOMIC_CMP_AND_SWP:
 		case IB_WR_ATOMIC_FETCH_AND_ADD:

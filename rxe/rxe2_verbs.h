@@ -227,7 +227,7 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  * the QP's state_lock held).  They return 0 or an enum ib_wc_status.
  * Invalidation waits until no access through the MR is in flight.
  */
-int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 key, int access);
+int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 
 /* rxe2_cq.c */

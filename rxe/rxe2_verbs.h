@@ -140,11 +140,10 @@ int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
 /*
  * rxe2_mr.c: the MR table, lkeys and rkeys.
  *
- * A key is a 32-bit id handed out cyclically from the MR table: bits
- * 31..8 are the index, bits 7..0 the key part.  Ids are cyclic over the
- * whole 32-bit space, so no key is handed out again before 2^32 more
- * registrations: an index that comes back carries a different key part,
- * and a stale key misses.  The table is keyed by the full key.
+ * The key of a user or DMA MR is an id handed out cyclically from the MR
+ * table over [RXE2_MR_KEY_MIN, RXE2_MR_KEY_MAX] (bit 31 clear), so no key
+ * is handed out again before 2^31 more registrations and a stale key
+ * misses.  The table is keyed by the full key.
  * lkey == rkey.  The DMA MR of ib_alloc_pd() is not counted in max_mr.
  *
  * Fast-registration MRs (ib_alloc_mr) live in a key range of their own,

@@ -64,12 +64,16 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->max_qp_wr = p->max_qp_wr;
 	/*
 	 * Only what the verbs and the data path implement.
-	 * MEM_MGT_EXTENSIONS joins when its verbs do.
+	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,
+	 * IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV, which nvme-rdma and
+	 * other kernel consumers require; memory windows are not part of
+	 * it yet.
 	 */
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
-			      IB_DEVICE_SRQ_RESIZE;
+			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
 	/* rdma link delete */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = p->max_send_sge;
@@ -381,6 +385,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.device_group = &rxe2_dev_attr_group,
 
 	.add_gid = rxe2_add_gid,
+	.alloc_mr = rxe2_alloc_mr,
 	.alloc_hw_port_stats = rxe2_alloc_hw_port_stats,
 	.alloc_ucontext = rxe2_alloc_ucontext,
 	.dealloc_driver = rxe2_dealloc_driver,
@@ -392,6 +397,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.get_link_layer = rxe2_get_link_layer,
 	/* no get_netdev: ib_device_set_netdev() lets ib_core answer it */
 	.get_port_immutable = rxe2_get_port_immutable,
+	.map_mr_sg = rxe2_map_mr_sg,
 	.query_device = rxe2_query_device,
 	.query_pkey = rxe2_query_pkey,
 	.query_port = rxe2_query_port,

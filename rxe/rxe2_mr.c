@@ -3,9 +3,33 @@
  * rxe2: memory regions.  See rxe2_verbs.h for the key layout and the
  * lookup contract the data path relies on.
  */
+#include <linux/delay.h>
 #include <rdma/ib_umem.h>
 
 #include "rxe2_verbs.h"
+
+/*
+ * Fast-registration MRs: key bit 31 set, bits 30..8 an index into this
+ * xarray (shared by all rxe2 devices; the PD check keeps devices apart),
+ * bits 7..0 the consumer's key part.
+ */
+#define RXE2_FRMR_KEY_BIT	0x80000000u
+#define RXE2_FRMR_INDEX_MAX	0x7fffffu
+#define RXE2_FRMR_MIN_SHIFT	9	/* 512-byte pages at least */
+#define RXE2_FRMR_MAX_SHIFT	30
+
+static DEFINE_XARRAY_ALLOC1(rxe2_frmr_xa);
+static u32 rxe2_frmr_next;
+
+static u32 rxe2_frmr_index(u32 key)
+{
+	return (key >> 8) & RXE2_FRMR_INDEX_MAX;
+}
+
+static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct rxe2_mr, ibmr);
+}
 
 /* what an MR may grant; IB_ACCESS_OPTIONAL bits are hints we may ignore */
 #define RXE2_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -50,6 +74,7 @@ static struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access,
 		return ERR_PTR(ret == -EBUSY ? -ENOMEM : ret);
 	}
 	mr->counted = counted;
+	mr->type = counted ? RXE2_MR_USER : RXE2_MR_DMA;
 	mr->access = access & RXE2_MR_ACCESS;
 	mr->ibmr.pd = ibpd;	/* ib_core sets it too, but only after we publish */
 	refcount_set(&mr->ref, 1);
@@ -155,19 +180,39 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibmr->device);
-	struct rxe2_mr *mr = container_of(ibmr, struct rxe2_mr, ibmr);
+	struct rxe2_mr *mr = to_rmr(ibmr);
 
 	/* no new lookups, then wait for the ones in flight */
-	xa_erase(&rdev->mr_table.xa, mr->key);
+	if (mr->type == RXE2_MR_FAST)
+		xa_erase(&rxe2_frmr_xa, rxe2_frmr_index(mr->key));
+	else
+		xa_erase(&rdev->mr_table.xa, mr->key);
 	rxe2_mr_put(mr);
 	wait_for_completion(&mr->released);
 
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kfree(mr->fr_pages);
+	kfree(mr->fr_staged);
 	if (mr->counted)
 		atomic_dec(&rdev->mr_table.count);
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/* a fast MR answers only to its current key, and only while VALID */
+static bool rxe2_frmr_get(struct rxe2_mr *mr, u32 key, struct ib_pd *pd,
+			  int access)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	ok = mr->state == RXE2_MR_VALID && mr->key == key &&
+	     mr->ibmr.pd == pd && !(access & ~mr->access) &&
+	     refcount_inc_not_zero(&mr->ref);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ok;
 }
 
 struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
@@ -176,10 +221,16 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 	struct rxe2_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&rdev->mr_table.xa, key);
-	if (mr && (mr->ibmr.pd != pd || (access & ~mr->access) ||
-		   !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
+	if (key & RXE2_FRMR_KEY_BIT) {
+		mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
+		if (mr && !rxe2_frmr_get(mr, key, pd, access))
+			mr = NULL;
+	} else {
+		mr = xa_load(&rdev->mr_table.xa, key);
+		if (mr && (mr->ibmr.pd != pd || (access & ~mr->access) ||
+			   !refcount_inc_not_zero(&mr->ref)))
+			mr = NULL;
+	}
 	rcu_read_unlock();
 	return mr;
 }
@@ -192,8 +243,263 @@ void rxe2_mr_put(struct rxe2_mr *mr)
 
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len)
 {
-	if (!mr->umem)
+	if (mr->type == RXE2_MR_DMA)
 		return true;	/* the DMA MR covers all kernel memory */
 	return iova >= mr->iova && len <= mr->length &&
 	       iova - mr->iova <= mr->length - len;
+}
+
+/*
+ * ib_alloc_mr(IB_MR_TYPE_MEM_REG): a kernel consumer's MR for fast
+ * registration.  It starts FREE; IB_WR_REG_MR gives it pages and a key.
+ * Counted against max_mr like any registered MR.
+ */
+struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct rxe2_dev *rdev = to_rdev(ibpd->device);
+	struct rxe2_table *t = &rdev->mr_table;
+	struct rxe2_mr *mr;
+	u32 index;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	if (!max_num_sg || max_num_sg > rdev->attr.max_fast_reg_page_list_len)
+		return ERR_PTR(-EINVAL);
+	if (atomic_inc_return(&t->count) > t->limit) {
+		atomic_dec(&t->count);
+		return ERR_PTR(-ENOMEM);
+	}
+	ret = -ENOMEM;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		goto err_count;
+	mr->fr_pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fr_staged = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->fr_pages || !mr->fr_staged)
+		goto err_free;
+	/* reserved (NULL) until the MR is complete */
+	ret = xa_alloc_cyclic(&rxe2_frmr_xa, &index, NULL,
+			      XA_LIMIT(1, RXE2_FRMR_INDEX_MAX),
+			      &rxe2_frmr_next, GFP_KERNEL);
+	if (ret < 0) {
+		ret = ret == -EBUSY ? -ENOMEM : ret;
+		goto err_free;
+	}
+	mr->type = RXE2_MR_FAST;
+	mr->state = RXE2_MR_FREE;
+	mr->counted = true;
+	mr->fr_max = max_num_sg;
+	mr->key = RXE2_FRMR_KEY_BIT | index << 8;
+	spin_lock_init(&mr->lock);
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	xa_store(&rxe2_frmr_xa, index, mr, GFP_KERNEL);
+	return &mr->ibmr;
+
+err_free:
+	kfree(mr->fr_pages);
+	kfree(mr->fr_staged);
+	kfree(mr);
+err_count:
+	atomic_dec(&t->count);
+	return ERR_PTR(ret);
+}
+
+static int rxe2_frmr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+
+	if (mr->fr_nstaged >= mr->fr_max)
+		return -ENOMEM;
+	mr->fr_staged[mr->fr_nstaged++] = addr;
+	return 0;
+}
+
+/*
+ * The device has no DMA device (ib_register_device(..., NULL)), so
+ * ib_dma_map_sg() hands out kernel virtual addresses: the page list is
+ * a list of kernel VAs.  It is only staged here; IB_WR_REG_MR takes it.
+ */
+int rxe2_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+
+	mr->fr_nstaged = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      rxe2_frmr_set_page);
+}
+
+/* the fast MR of this key's index, with a reference, or NULL */
+static struct rxe2_mr *rxe2_frmr_find(u32 key, struct ib_pd *pd)
+{
+	struct rxe2_mr *mr;
+
+	if (!(key & RXE2_FRMR_KEY_BIT))
+		return NULL;
+	rcu_read_lock();
+	mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
+	if (mr && (mr->ibmr.pd != pd || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * IB_WR_REG_MR: the MR must be FREE and of the QP's PD, and the key may
+ * differ from the MR's (mr_key: the ib_mr's lkey when the WR was posted)
+ * only in its low 8 bits (the index is the MR's);
+ * otherwise the WR completes with LOC_QP_OP_ERR (as rdma_rxe does).
+ * Takes iova, length and page size from the ib_mr (set by
+ * ib_map_mr_sg()) and the staged page list.
+ */
+int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access)
+{
+	struct rxe2_mr *mr;
+	unsigned long flags;
+	u32 n, shift, first_off;
+	u64 iova, length;
+	int status = IB_WC_LOC_QP_OP_ERR;
+
+	/* ib_reg_wr's key must carry the index of ib_reg_wr's MR */
+	if ((mr_key ^ key) & ~0xffu)
+		return status;
+	mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	if (!mr)
+		return status;
+	if (rxe2_mr_check_access(access))
+		goto out;
+	if (!is_power_of_2(mr->ibmr.page_size))
+		goto out;
+	shift = ilog2(mr->ibmr.page_size);
+	if (shift < RXE2_FRMR_MIN_SHIFT || shift > RXE2_FRMR_MAX_SHIFT)
+		goto out;
+	iova = mr->ibmr.iova;
+	length = mr->ibmr.length;
+	n = min(mr->fr_nstaged, mr->fr_max);
+	first_off = iova & (mr->ibmr.page_size - 1);
+	if (iova + length < iova || length > ((u64)n << shift) ||
+	    first_off + length > ((u64)n << shift))
+		goto out;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->state == RXE2_MR_FREE) {
+		memcpy(mr->fr_pages, mr->fr_staged, n * sizeof(u64));
+		mr->fr_npages = n;
+		mr->fr_shift = shift;
+		mr->fr_first_off = first_off;
+		mr->iova = iova;
+		mr->length = length;
+		mr->access = access & RXE2_MR_ACCESS;
+		mr->key = key;
+		mr->state = RXE2_MR_VALID;
+		status = IB_WC_SUCCESS;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+out:
+	rxe2_mr_put(mr);
+	return status;
+}
+
+/*
+ * LOCAL_INV, or SEND_WITH_INV received: the key must be the current key
+ * of a fast MR of the QP's PD.  Keys of other MRs (ibv_reg_mr, the DMA
+ * MR) cannot be invalidated: IBTA allows invalidation only of fast-
+ * registered MRs and memory windows (which rxe2 does not have yet).
+ * Invalidating a FREE MR under its current key succeeds and changes
+ * nothing (rdma_rxe does the same).  Before returning, waits until no
+ * access that looked the MR up before it went FREE is still running,
+ * so that the consumer may reuse the memory once it sees the completion.
+ */
+int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key)
+{
+	struct rxe2_mr *mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	unsigned long flags;
+	bool drain = false;
+	int status = IB_WC_LOC_QP_OP_ERR;
+
+	if (!mr)
+		return status;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key == key) {
+		drain = mr->state == RXE2_MR_VALID;
+		mr->state = RXE2_MR_FREE;
+		status = IB_WC_SUCCESS;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	/*
+	 * Lookups fail from now on; those in flight hold a reference for
+	 * one copy at most, never while waiting on anything.  Only the
+	 * VALID -> FREE transition waits, so two invalidations never wait
+	 * on each other's references.  The table's reference and ours stay.
+	 */
+	while (drain && refcount_read(&mr->ref) > 2)
+		usleep_range(10, 50);
+	rxe2_mr_put(mr);
+	return status;
+}
+
+/* the kernel VA of iova in a VALID fast MR and the bytes left in its page */
+static void *rxe2_frmr_va(struct rxe2_mr *mr, u64 iova, u32 *room)
+{
+	u64 off = iova - mr->iova + mr->fr_first_off;
+	u64 idx = off >> mr->fr_shift;
+	u64 poff = off & ((1ull << mr->fr_shift) - 1);
+
+	if (idx >= mr->fr_npages)
+		return NULL;
+	*room = (1u << mr->fr_shift) - poff;
+	return (void *)(uintptr_t)(mr->fr_pages[idx] + poff);
+}
+
+/*
+ * rxe2_mr_copy_kernel() - copy between a kernel MR and a buffer.  The
+ * caller holds a lookup reference and has checked the range with
+ * rxe2_mr_check_range().  DMA MR: addresses are kernel VAs (virt DMA).
+ */
+int rxe2_mr_copy_kernel(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+			bool to_mr)
+{
+	if (mr->type == RXE2_MR_DMA) {
+		void *va = (void *)(uintptr_t)iova;
+
+		if (to_mr)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return 0;
+	}
+	while (len) {
+		u32 room, n;
+		void *va = rxe2_frmr_va(mr, iova, &room);
+
+		if (!va)
+			return -EFAULT;
+		n = min(len, room);
+		if (to_mr)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		iova += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* a pointer to 8 aligned bytes at iova of a kernel MR (atomics), or NULL */
+void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova)
+{
+	u32 room;
+	void *va;
+
+	if (mr->type == RXE2_MR_DMA)
+		return (void *)(uintptr_t)iova;
+	va = rxe2_frmr_va(mr, iova, &room);
+	return va && room >= sizeof(u64) ? va : NULL;
 }

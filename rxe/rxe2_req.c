@@ -28,9 +28,26 @@ static bool rxe2_is_atomic(u32 op)
 	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* memory operations the requester executes itself: no packets */
+static bool rxe2_is_local_op(u32 op)
+{
+	return op == IB_UVERBS_WR_LOCAL_INV || op == IB_WR_REG_MR;
+}
+
+/*
+ * BIND_MW is not here: memory windows are not implemented yet, so it
+ * completes with LOC_QP_OP_ERR.  IB_WR_REG_MR exists only in the kernel's
+ * opcode space (0x20, no uverbs value): a process cannot post it.
+ */
 static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 {
 	switch (op) {
+	case IB_UVERBS_WR_LOCAL_INV:
+		return qp->ibqp.qp_type == IB_QPT_RC ||
+		       qp->ibqp.qp_type == IB_QPT_UC;
+	case IB_WR_REG_MR:
+		return !qp->is_user && (qp->ibqp.qp_type == IB_QPT_RC ||
+					qp->ibqp.qp_type == IB_QPT_UC);
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return true;
@@ -69,6 +86,8 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 
 	if (!rxe2_op_ok(qp, w->opcode))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (rxe2_is_local_op(w->opcode))
+		return 0;	/* no data: keys are checked when it runs */
 	if (w->send_flags & IB_SEND_INLINE) {
 		if (w->inline_len > qp->cap.max_inline_data ||
 		    w->inline_len > qp->sq.slot_size - RXE2_SEND_WQE_HDR_SIZE ||
@@ -364,6 +383,39 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 	dp->req_noack = 0;
 }
 
+/*
+ * LOCAL_INV and REG_MR run when the requester reaches them, in SQ order,
+ * so a REG_MR takes effect before any later WQE's packet leaves.  A
+ * LOCAL_INV also waits until every earlier WQE is complete: an earlier
+ * WQE may still have to retransmit (or place READ data) through the MR
+ * it invalidates, and IB_SEND_FENCE (the IBTA's way to order an
+ * invalidation after earlier READs) is thereby always honoured.
+ * Returns false when it has to wait.
+ */
+static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
+{
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+	int status;
+
+	if (w->opcode == IB_UVERBS_WR_LOCAL_INV) {
+		if (qp->sq.dev_index != idx)
+			return false;
+		status = rxe2_mr_invalidate(qp, w->ex);
+	} else {
+		status = rxe2_mr_reg_fast(qp, (u32)w->wr.rdma.remote_addr,
+					  w->ex, w->wr.rdma.rkey);
+	}
+	info->state = RXE2_WQE_DONE;
+	info->status = status;
+	info->length = 0;
+	qp->dp.req_next++;
+	rxe2_comp_retire(qp);
+	if (status)
+		rxe2_qp_error(qp);
+	return !status;
+}
+
 /* caller holds state_lock */
 void rxe2_req_run(struct rxe2_qp *qp)
 {
@@ -414,6 +466,11 @@ void rxe2_req_run(struct rxe2_qp *qp)
 		    rxe2_req_rd_inflight(qp) >=
 		    (rxe2_is_read_or_atomic(w->opcode) ? max_rd : 1))
 			break;
+		if (rxe2_is_local_op(w->opcode)) {
+			if (!rxe2_req_local_op(qp, idx))
+				break;
+			continue;
+		}
 		status = rxe2_req_packet(qp, idx);
 		if (status < 0)
 			break;	/* no memory: the retry timer comes back */
@@ -452,7 +509,8 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 		int i;
 
 		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
-		    wr->opcode > IB_WR_SEND_WITH_INV) {
+		    (wr->opcode > IB_WR_SEND_WITH_INV &&
+		     wr->opcode != IB_WR_REG_MR)) {
 			ret = -EINVAL;
 			break;
 		}
@@ -470,8 +528,11 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 						  IB_SEND_SIGNALED |
 						  IB_SEND_SOLICITED |
 						  IB_SEND_INLINE);
-		if (wr->opcode == IB_WR_SEND_WITH_INV)
+		if (wr->opcode == IB_WR_SEND_WITH_INV ||
+		    wr->opcode == IB_WR_LOCAL_INV)
 			w->ex = wr->ex.invalidate_rkey;
+		else if (wr->opcode == IB_WR_REG_MR)
+			w->ex = reg_wr(wr)->key;
 		else
 			w->ex = (__force u32)wr->ex.imm_data;
 		switch (wr->opcode) {
@@ -480,6 +541,16 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 		case IB_WR_RDMA_READ:
 			w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 			w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+			break;
+		case IB_WR_REG_MR:
+			/*
+			 * The MR is found again by the key's index when the
+			 * WR runs; the access flags travel in rkey and the
+			 * MR's own key in remote_addr, to check that the key
+			 * belongs to the WR's MR.
+			 */
+			w->wr.rdma.rkey = reg_wr(wr)->access;
+			w->wr.rdma.remote_addr = reg_wr(wr)->mr->lkey;
 			break;
 		case IB_WR_ATOMIC_CMP_AND_SWP:
 		case IB_WR_ATOMIC_FETCH_AND_ADD:

@@ -267,6 +267,21 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			} else {
 				flags |= RXE2_WC_WITH_INV;
 				ex = be32_to_cpu((__force __be32)ex);
+				/*
+				 * Invalidate before the completion.  A key
+				 * that names no fast MR of our PD (an
+				 * ibv_reg_mr MR, a stale key, nothing) is
+				 * IBTA's class J error: the receive WQE
+				 * completes with REM_INV_REQ_ERR (as in
+				 * rdma_rxe), the requester gets an invalid
+				 * request NAK, both QPs go to ERROR.
+				 */
+				if (rxe2_mr_invalidate(qp, ex)) {
+					rxe2_resp_fatal(qp, pkt,
+							RXE2_NAK_INV_REQ,
+							IB_WC_REM_INV_REQ_ERR);
+					return;
+				}
 			}
 		}
 		dp->have_rwqe = false;
@@ -465,7 +480,9 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 	void *base = NULL;
 
 	if (!mr->umem) {
-		p = (u64 *)(uintptr_t)va;
+		p = rxe2_mr_kaddr(mr, va);
+		if (!p)
+			return -EFAULT;
 	} else {
 		u64 off = va - mr->iova + ib_umem_offset(mr->umem);
 

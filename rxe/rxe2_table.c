@@ -89,7 +89,8 @@ void rxe2_tables_init(struct rxe2_dev *rdev)
 
 	rxe2_table_init(&rdev->pd_table, 1, RXE2_INDEX_MAX, a->max_pd);
 	rxe2_table_init(&rdev->ah_table, 1, RXE2_INDEX_MAX, a->max_ah);
-	rxe2_table_init(&rdev->mr_table, RXE2_MR_KEY_MIN, U32_MAX, a->max_mr);
+	rxe2_table_init(&rdev->mr_table, RXE2_MR_KEY_MIN, RXE2_MR_KEY_MAX,
+			 a->max_mr);
 	rxe2_table_init(&rdev->cq_table, 1, RXE2_INDEX_MAX, a->max_cq);
 	/* QP1 is inserted at its fixed number but counts like the others */
 	rxe2_table_init(&rdev->qp_table, RXE2_QPN_MIN, RXE2_QPN_MAX, a->max_qp);

@@ -277,16 +277,8 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 
 	if (!len)
 		return 0;
-	if (!mr->umem) {
-		/* the DMA MR of a kernel PD: virt DMA, addresses are VAs */
-		void *va = (void *)(uintptr_t)iova;
-
-		if (to_mr)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
-		return 0;
-	}
+	if (!mr->umem)	/* a kernel MR: DMA or fast-registered */
+		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
 	while (len) {
 		unsigned long pg = off >> PAGE_SHIFT;

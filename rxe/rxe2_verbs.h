@@ -37,6 +37,7 @@ void rxe2_table_publish(struct rxe2_table *t, u32 index, void *obj);
 #define RXE2_QPN_MAX	0xffffffu
 #define RXE2_INDEX_MAX	0xffffffu	/* PD, AH (ah_num), CQ, SRQ */
 #define RXE2_MR_KEY_MIN	0x100u		/* index 0 is never used */
+#define RXE2_MR_KEY_MAX	0x7fffffffu	/* bit 31: fast-registration MRs */
 
 /*
  * rxe2_ring.c: one queue (SQ, RQ, SRQ or CQ) laid out as in
@@ -144,27 +145,62 @@ int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
 /*
  * rxe2_mr.c: the MR table, lkeys and rkeys.
  *
- * A key is a 32-bit id handed out cyclically from the MR table: bits
- * 31..8 are the index, bits 7..0 the key part.  Ids are cyclic over the
- * whole 32-bit space, so no key is handed out again before 2^32 more
- * registrations: an index that comes back carries a different key part,
- * and a stale key misses.  The table is keyed by the full key.
+ * The key of a user or DMA MR is an id handed out cyclically from the MR
+ * table over [RXE2_MR_KEY_MIN, RXE2_MR_KEY_MAX] (bit 31 clear), so no key
+ * is handed out again before 2^31 more registrations and a stale key
+ * misses.  The table is keyed by the full key.
  * lkey == rkey.  The DMA MR of ib_alloc_pd() is not counted in max_mr.
+ *
+ * Fast-registration MRs (ib_alloc_mr) live in a key range of their own,
+ * bit 31 set: bits 30..8 are an index that belongs to the MR for its
+ * whole life, bits 7..0 the consumer's key part (ib_update_fast_reg_key),
+ * which IB_WR_REG_MR makes current.  Such an MR is FREE (no key works)
+ * until a REG_MR makes it VALID under the WR's key, and FREE again after
+ * LOCAL_INV or a remote SEND_WITH_INV naming that key.
  */
+enum rxe2_mr_type {
+	RXE2_MR_DMA,			/* ib_alloc_pd()'s: kernel VAs */
+	RXE2_MR_USER,			/* ibv_reg_mr: a umem */
+	RXE2_MR_FAST,			/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
+};
+
+enum rxe2_mr_state {
+	RXE2_MR_FREE,
+	RXE2_MR_VALID,
+};
+
 struct rxe2_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
 	u64 iova;
 	u64 length;
 	int access;			/* IB_ACCESS_* granted */
-	u32 key;
+	u32 key;			/* FAST: the current key */
 	bool counted;			/* against max_mr: not the DMA MR */
+	u8 type;			/* enum rxe2_mr_type */
+	u8 state;			/* FAST: enum rxe2_mr_state, under lock */
 	struct page **pages;		/* the umem's pages, in order */
 	unsigned long npages;
+	/*
+	 * FAST: kernel virtual addresses of the pages (virt DMA), as
+	 * map_mr_sg staged them (fr_staged) and as the last REG_MR took
+	 * them (fr_pages); the region starts fr_first_off bytes into
+	 * fr_pages[0].
+	 */
+	spinlock_t lock;		/* FAST: state, key, the fields below */
+	u64 *fr_pages;
+	u64 *fr_staged;
+	u32 fr_max;			/* max_num_sg */
+	u32 fr_nstaged;
+	u32 fr_npages;
+	u32 fr_shift;			/* log2 of the page size */
+	u32 fr_first_off;
 	refcount_t ref;			/* table's + one per lookup */
 	struct completion released;	/* last lookup reference gone */
 	struct rcu_head rcu;		/* lookups run under RCU */
 };
+
+struct rxe2_qp;
 
 /*
  * rxe2_mr_lookup() - find the MR named by an lkey or rkey for the data path.
@@ -182,6 +218,21 @@ struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int rxe2_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+/* copy to/from, or point into, a kernel MR (DMA or FAST): range checked */
+int rxe2_mr_copy_kernel(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+			bool to_mr);
+void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
+/*
+ * Local operations and remote invalidation, from the data path (sleepable,
+ * the QP's state_lock held).  They return 0 or an enum ib_wc_status.
+ * Invalidation waits until no access through the MR is in flight.
+ */
+int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
+int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 
 /* rxe2_cq.c */
 struct rxe2_cq {

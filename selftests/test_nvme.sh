@@ -1,0 +1,264 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# NVMe over RDMA on the device under test, both ends in this guest: the
+# kernel's nvmet-rdma target exports a RAM disk (brd) on the device's
+# IPv4 address, port 4420, and the kernel's nvme-rdma host connects to it
+# over the same device (loopback through the device).  fio writes with
+# verification through the host's block device, then everything is torn
+# down and the modules unloaded.
+#
+# What it exercises on rxe2 (kernel consumers only, no user space verbs):
+# the host registers every READ buffer and every WRITE too large for
+# inline data with fast registration (ib_alloc_mr, ib_map_mr_sg,
+# IB_WR_REG_MR) and sends the rkey in the command; the target moves data
+# with rdma_rw (RDMA READ/WRITE from SGE lists under its PD's local DMA
+# lkey) and answers with SEND_WITH_INV naming that rkey; the host checks
+# that its receive completion says IB_WC_WITH_INVALIDATE with that very
+# rkey, and otherwise posts LOCAL_INV.  A missed invalidation makes the
+# next REG_MR of the MR fail, so a clean verified fio run proves the
+# whole cycle.  The target uses an SRQ, CQs polled from softirq context,
+# and ib_drain_qp at disconnect.
+# One I/O queue and one poll queue (its CQ is IB_POLL_DIRECT, driven by
+# polled fio I/O) of 32 entries keep the host within max_mr of the
+# selftests' module parameters.  TAP output.
+
+dev=${RXE2_DEV:-rxe2_0}
+nqn=nqn.2026-11.org.rxe2:selftest
+port=4420
+cfg=/sys/kernel/config/nvmet
+n=0 failed=0
+tag=
+[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tag="(rxe2: FRMR, SEND_WITH_INV) "
+
+ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
+# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
+check() {
+	_d=$1
+	shift
+	if _o=$("$@" 2>&1); then
+		ok "$_d"
+	else
+		not_ok "$_d"
+		echo "$_o" | tail -n 20 | sed 's/^/#   /'
+	fi
+}
+bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+# IPv4 address of the device's RoCE v2 GID (::ffff:a.b.c.d)
+dev_ipv4() {
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		g=$(cat "$f" 2>/dev/null)
+		case $g in
+		0000:0000:0000:0000:0000:ffff:*) ;;
+		*) continue ;;
+		esac
+		h=$(echo "${g#0000:0000:0000:0000:0000:ffff:}" | tr -d :)
+		printf '%d.%d.%d.%d\n' "0x$(echo "$h" | cut -c1-2)" \
+			"0x$(echo "$h" | cut -c3-4)" "0x$(echo "$h" | cut -c5-6)" \
+			"0x$(echo "$h" | cut -c7-8)"
+		return 0
+	done
+	return 1
+}
+
+# the namespace block device of our subsystem, once it shows up: its
+# sysfs device is the controller, or with native multipath the subsystem,
+# and both name the NQN
+ns_dev() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		for b in /sys/block/nvme*; do
+			[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+				[ -b /dev/"${b##*/}" ] && echo /dev/"${b##*/}" &&
+				return 0
+		done
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+target_down() {
+	rm -f "$cfg/ports/1/subsystems/$nqn" 2>/dev/null
+	rmdir "$cfg/ports/1" 2>/dev/null
+	[ -d "$cfg/subsystems/$nqn" ] &&
+		echo 0 >"$cfg/subsystems/$nqn/namespaces/1/enable" 2>/dev/null
+	rmdir "$cfg/subsystems/$nqn/namespaces/1" 2>/dev/null
+	rmdir "$cfg/subsystems/$nqn" 2>/dev/null
+	[ ! -d "$cfg/subsystems/$nqn" ] && [ ! -d "$cfg/ports/1" ]
+}
+
+cleanup() {
+	nvme disconnect -n "$nqn" >/dev/null 2>&1
+	target_down
+	modprobe -r nvme_rdma nvmet_rdma >/dev/null 2>&1
+	modprobe -r brd >/dev/null 2>&1
+}
+
+fio_verify() {
+	# $1 block size, $2 bytes; writes, then reads back and checks
+	fio --name="bs$1" --filename="$ns" --direct=1 --ioengine=libaio \
+		--iodepth=8 --rw=randwrite --bs="$1" --size="$2" \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--randrepeat=0 --output-format=terse --terse-version=3
+}
+
+# polled I/O (RWF_HIPRI) goes to the poll queue, whose CQ is IB_POLL_DIRECT:
+# the block layer's poll calls ib_process_cq_direct() on the rxe2 CQ
+fio_polled() {
+	[ "$(cat /sys/block/"${ns##*/}"/queue/io_poll)" = 1 ] || {
+		echo "io_poll is off on ${ns##*/}"
+		return 1
+	}
+	fio --name=polled --filename="$ns" --direct=1 --ioengine=pvsync2 \
+		--hipri=1 --rw=randwrite --bs=16k --size=4M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--randrepeat=0 --output-format=terse --terse-version=3
+}
+
+for t in nvme fio modprobe; do
+	command -v $t >/dev/null 2>&1 || {
+		echo "1..0 # SKIP $t not installed (make deps)"
+		exit 0
+	}
+done
+
+echo "1..17"
+ip=$(dev_ipv4) || bail "$dev has no IPv4 RoCE v2 GID"
+ok "$dev has an IPv4 RoCE v2 GID ($ip)"
+dmesg_before=$(dmesg | wc -l)
+
+# brd: rd_size in KiB; one 64 MiB RAM disk
+modprobe brd rd_nr=1 rd_size=65536 || bail "modprobe brd"
+check "modprobe nvmet_rdma nvme_rdma" modprobe -a nvmet_rdma nvme_rdma
+# nvmet needs configfs, which creates its mount point when it loads
+mountpoint -q /sys/kernel/config ||
+	mount -t configfs none /sys/kernel/config || bail "configfs"
+
+target_up() {
+	mkdir "$cfg/subsystems/$nqn" &&
+	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
+	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
+	echo /dev/ram0 >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" &&
+	mkdir "$cfg/ports/1" &&
+	echo rdma >"$cfg/ports/1/addr_trtype" &&
+	echo ipv4 >"$cfg/ports/1/addr_adrfam" &&
+	echo "$ip" >"$cfg/ports/1/addr_traddr" &&
+	echo $port >"$cfg/ports/1/addr_trsvcid" &&
+	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
+}
+if target_up; then
+	ok "nvmet exports /dev/ram0 as $nqn on rdma $ip:$port"
+else
+	not_ok "nvmet exports /dev/ram0 on rdma $ip:$port"
+	cleanup
+	exit 1
+fi
+
+if out=$(nvme connect -t rdma -a "$ip" -s $port -n "$nqn" -Q 32 -i 1 -P 1 2>&1); then
+	ok "nvme connect -t rdma -a $ip -s $port"
+else
+	not_ok "nvme connect -t rdma -a $ip -s $port"
+	echo "$out" | sed 's/^/#   /'
+	dmesg | tail -n +"$dmesg_before" | tail -n 20 | sed 's/^/#   /'
+	cleanup
+	exit 1
+fi
+if ns=$(ns_dev); then
+	ok "namespace block device $ns"
+else
+	not_ok "namespace block device appears"
+	cleanup
+	exit 1
+fi
+check "the controller's transport is rdma" sh -c \
+	"grep -lx '$nqn' /sys/class/nvme/nvme*/subsysnqn | \
+	 sed 's/subsysnqn/transport/' | xargs cat | grep -qx rdma"
+
+# the host's fast-registration MRs: one pool of queue-size MRs per queue
+# (admin, I/O, poll), all in restrack
+mrs=$(rdma resource show "$dev" 2>/dev/null | sed -n 's/.* mr \([0-9]*\).*/\1/p')
+if [ "${mrs:-0}" -ge 96 ]; then
+	ok "$dev holds the host's fast-registration MRs (mr $mrs >= 3 x 32)"
+else
+	not_ok "$dev holds the host's fast-registration MRs (mr ${mrs:-?}, want >= 96)"
+fi
+
+# Capture one RC SEND_LAST/ONLY_WITH_INVALIDATE (BTH opcodes 0x16, 0x17:
+# the first byte after the UDP header) on lo, where loopback RoCE goes:
+# the target answers READs with remote invalidation of the host's rkey.
+if command -v tcpdump >/dev/null 2>&1; then
+	cap=$(mktemp /tmp/nvme-cap.XXXXXX)
+	timeout 120 tcpdump -i lo -n -p -c 1 \
+		'udp dst port 4791 and (udp[8] = 0x16 or udp[8] = 0x17)' \
+		>"$cap" 2>&1 &
+	cap_pid=$!
+	sleep 1
+fi
+# 4 KiB: inline writes (SEND with data) and FRMR reads; 64 KiB and
+# 512 KiB: FRMR for both directions, many pages per MR
+check "fio randwrite bs=4k 4M, crc32c verify" fio_verify 4k 4M
+if [ -n "${cap_pid:-}" ]; then
+	wait "$cap_pid"
+	if grep -q '1 packet captured' "$cap"; then
+		ok "SEND_WITH_INV on the wire (target to host)"
+	else
+		not_ok "SEND_WITH_INV on the wire (target to host)"
+		sed 's/^/#   /' "$cap" | tail -n 5
+	fi
+	rm -f "$cap"
+else
+	ok "SEND_WITH_INV on the wire # SKIP no tcpdump"
+fi
+check "fio randwrite bs=64k 16M, crc32c verify" fio_verify 64k 16M
+check "fio randwrite bs=512k 16M, crc32c verify" fio_verify 512k 16M
+check "fio polled (pvsync2 hipri, IB_POLL_DIRECT CQ) bs=16k 4M, verify" \
+	fio_polled
+
+check "nvme disconnect" sh -c \
+	"nvme disconnect -n '$nqn' | grep -q 'disconnected 1 controller'"
+check "nvmet configuration removed" target_down
+check "rmmod nvme_rdma nvmet_rdma" modprobe -r nvme_rdma nvmet_rdma
+modprobe -r brd 2>/dev/null
+
+# nvme-rdma logs a remote invalidation of the wrong rkey as "Bogus remote
+# invalidation"; a failed MR registration, a QP error or a lost command
+# shows as an error, a reconnect or a timeout.
+log=$(dmesg | tail -n +"$((dmesg_before + 1))")
+bad=$(echo "$log" | grep -Ei 'bogus|error|fail|timeout|reconnect|reset')
+if [ -z "$bad" ]; then
+	ok "kernel log clean during the run"
+else
+	not_ok "kernel log clean during the run"
+	echo "$bad" | head -n 20 | sed 's/^/#   /'
+fi
+echo "# $(rdma statistic show link "$dev"/1 2>/dev/null)"
+
+# Both ULPs take their CQs from ib_core's per-device CQ pool
+# (ib_cq_pool_get), which keeps them until the device goes away.  Re-create
+# the link so that the CQ count is back at the baseline for the tests that
+# follow (and selftests/run's final resource check stays exact).
+relink() {
+	nd=$(rdma link show "$dev"/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	[ -n "$nd" ] && rdma link delete "$dev" &&
+		rdma link add "$dev" type rxe2 netdev "$nd" || return 1
+	_i=0
+	while [ $_i -lt 100 ]; do
+		[ "$(dev_ipv4)" = "$ip" ] && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+if [ -n "$tag" ]; then
+	check "$dev re-created (frees ib_core's CQ pool), GID $ip back" relink
+else
+	ok "re-create $dev # SKIP not an rxe2 link"
+fi
+[ $failed = 0 ]

@@ -114,6 +114,17 @@ roce_capture_start() {
 # written; tcpdump's counts (captured, dropped) go to stdout as comments.
 roce_capture_stop() {
 	[ -n "${roce_capture_pid:-}" ] || return 0
+	# Under emulation tcpdump can lag far behind the traffic, and SIGINT
+	# ends it without draining the packets still queued for it: wait
+	# until the file has not grown for a second (at most 20 seconds).
+	_n=0 _same=0 _size=-1
+	while [ $_same -lt 5 ] && [ $_n -lt 100 ]; do
+		sleep 0.2
+		_s=$(wc -c <"$roce_capture_file" 2>/dev/null || echo 0)
+		if [ "$_s" = "$_size" ]; then _same=$((_same + 1)); else _same=0; fi
+		_size=$_s
+		_n=$((_n + 1))
+	done
 	kill -INT "$roce_capture_pid" 2>/dev/null
 	wait "$roce_capture_pid" 2>/dev/null
 	roce_capture_pid=

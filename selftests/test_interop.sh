@@ -113,6 +113,10 @@ fi
 
 port=18900
 SEND="00|01|02|04"
+# perftest -F: under emulation its clock calibration often fails
+# ("Correlation coefficient r^2 < 0.9", "Can't produce a report", exit 1);
+# -F reports anyway.  Its numbers mean nothing here; only the exit status
+# and the report line are checked.
 
 # One direction: the server on device $sdev in $sns (address $saddr),
 # the client on $cdev in $cns.
@@ -144,15 +148,15 @@ direction() {
 		[ "$op" = read ] && o="-o 16"
 		xpair "$label: ib_${op}_bw -s 16384 ${o:+$o }(IPv4 GID)" "$sns" "$cns" tcp:$port \
 			"^ *16384 +20 " \
-			ib_${op}_bw -d $sdev -x $sg4 -p $port -s 16384 -n 20 $o -- \
-			ib_${op}_bw -d $cdev -x $cg4 -p $port -s 16384 -n 20 $o $saddr
+			ib_${op}_bw -F -d $sdev -x $sg4 -p $port -s 16384 -n 20 $o -- \
+			ib_${op}_bw -F -d $cdev -x $cg4 -p $port -s 16384 -n 20 $o $saddr
 		xwire_expect "$label: ib_${op}_bw (IPv4)" 4 $saddr $caddr ${t#*:}
 	done
 	port=$((port + 1))
 	xpair "$label: ib_write_bw -s 4096 (IPv6 GID)" "$sns" "$cns" tcp:$port \
 		"^ *4096 +20 " \
-		ib_write_bw -d $sdev -x $sg6 -p $port -s 4096 -n 20 -- \
-		ib_write_bw -d $cdev -x $cg6 -p $port -s 4096 -n 20 $saddr
+		ib_write_bw -F -d $sdev -x $sg6 -p $port -s 4096 -n 20 -- \
+		ib_write_bw -F -d $cdev -x $cg6 -p $port -s 4096 -n 20 $saddr
 	xwire_expect "$label: ib_write_bw (IPv6)" 6 $saddr6 $caddr6 "06|0a"
 
 	port=$((port + 1))
@@ -164,8 +168,8 @@ direction() {
 	port=$((port + 1))
 	xpair "$label: ib_write_bw -R (RDMA CM)" "$sns" "$cns" cm:$port \
 		"^ *16384 +20 " \
-		ib_write_bw -R -d $sdev -p $port -s 16384 -n 20 -- \
-		ib_write_bw -R -d $cdev -p $port -s 16384 -n 20 $saddr
+		ib_write_bw -F -R -d $sdev -p $port -s 16384 -n 20 -- \
+		ib_write_bw -F -R -d $cdev -p $port -s 16384 -n 20 $saddr
 	xwire_expect "$label: ib_write_bw -R (RDMA CM)" 4 $saddr $caddr 64 "06|0a"
 }
 

@@ -97,6 +97,10 @@ fi
 
 port=19100
 SEND="00|01|02|04"
+# perftest -F: under emulation its clock calibration often fails
+# ("Correlation coefficient r^2 < 0.9", "Can't produce a report", exit 1);
+# -F reports anyway.  Its numbers mean nothing here; only the exit status
+# and the report line are checked.
 pp=ibv_rc_pingpong
 da=${A}rxe2 db=${B}rxe2
 
@@ -115,8 +119,8 @@ xwire_expect "$pp -s 5000 (IPv6)" 6 $V6_A $V6_B "$SEND" 11
 
 port=$((port + 1))
 xpair "ib_write_bw -s 16384 (IPv4 GID)" $A $B tcp:$port "^ *16384 +20 " \
-	ib_write_bw -d $da -x "$g4_a" -p $port -s 16384 -n 20 -- \
-	ib_write_bw -d $db -x "$g4_b" -p $port -s 16384 -n 20 $V4_A
+	ib_write_bw -F -d $da -x "$g4_a" -p $port -s 16384 -n 20 -- \
+	ib_write_bw -F -d $db -x "$g4_b" -p $port -s 16384 -n 20 $V4_A
 xwire_expect "ib_write_bw (IPv4)" 4 $V4_A $V4_B "06|0a" 11
 
 port=$((port + 1))
@@ -135,14 +139,14 @@ for t in send:"$SEND" write:"06|0a"; do
 	op=${t%%:*}
 	port=$((port + 1))
 	xpair "ib_${op}_bw -R -s 16384 (RDMA CM)" $A $B cm:$port "^ *16384 +20 " \
-		ib_${op}_bw -R -d $da -p $port -s 16384 -n 20 -- \
-		ib_${op}_bw -R -d $db -p $port -s 16384 -n 20 $V4_A
+		ib_${op}_bw -F -R -d $da -p $port -s 16384 -n 20 -- \
+		ib_${op}_bw -F -R -d $db -p $port -s 16384 -n 20 $V4_A
 	xwire_expect "ib_${op}_bw -R (RDMA CM)" 4 $V4_A $V4_B 64 "${t#*:}"
 done
 port=$((port + 1))
 xpair "ib_read_lat -R (RDMA CM)" $A $B cm:$port "" \
-	ib_read_lat -R -d $da -p $port -n 50 -- \
-	ib_read_lat -R -d $db -p $port -n 50 $V4_A
+	ib_read_lat -F -R -d $da -p $port -n 50 -- \
+	ib_read_lat -F -R -d $db -p $port -n 50 $V4_A
 xwire_expect "ib_read_lat -R (RDMA CM)" 4 $V4_A $V4_B 64 0c "0d|10"
 
 if [ $have_capture = 1 ]; then

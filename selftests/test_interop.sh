@@ -13,10 +13,13 @@
 # ib_write_bw, READ requests and responses for ib_read_bw, CM MADs to
 # QP 1 for rping ...).  TAP output; the plan is printed last.
 #
-# Topology.  The 6.1 rdma_rxe only works in the initial namespace: it has
-# one UDP socket (port 4791) in init_net and routes with init_net, so a
-# rdma_rxe link on a netdev inside another namespace sends nothing that
-# arrives.  rxe2 hooks every namespace, so rxe2 is the side that moves:
+# Topology.  The 6.1 rdma_rxe only works in the initial namespace: its one
+# UDP socket (port 4791) lives in init_net.  A rdma_rxe link on a netdev
+# inside another namespace is created, goes ACTIVE and gets its GIDs, but
+# never receives: checked by hand, rxe2 in init_net sending to such a
+# device sees its RC SENDs on the veth, no ACK ever, and completes with
+# IBV_WC_RETRY_EXC_ERR.  rxe2 hooks every namespace, so rxe2 is the side
+# that moves:
 #
 #   init_net:  ixv0  10.79.1.2  fd00:7278:6533::2   ixrxe  (rdma_rxe)
 #                |  veth

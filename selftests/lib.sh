@@ -29,3 +29,288 @@ wait_listen() {
 	done
 	return 1
 }
+
+# nsexec NS: the command prefix that runs a command in network namespace
+# NS ("ip netns exec NS"), or nothing for NS "" (the current namespace).
+nsexec() {
+	[ -n "$1" ] && echo "ip netns exec $1"
+}
+
+# wait_listen_ns NS PORT: wait_listen inside network namespace NS ("" is
+# the current one).
+wait_listen_ns() {
+	_n=0
+	while [ $_n -lt 100 ]; do
+		# shellcheck disable=SC2046 # empty or three words
+		$(nsexec "$1") ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# wait_cm_listen PORT: until an RDMA CM ID listens on PORT (any device,
+# any namespace: restrack lists them all), at most 10 seconds.  RDMA CM
+# listeners have no socket that ss could show.
+wait_cm_listen() {
+	_n=0
+	while [ $_n -lt 100 ]; do
+		rdma resource show cm_id 2>/dev/null |
+			grep -q "state LISTEN .*src-addr [^ ]*:$1 " && return 0
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# gid_of_ipv4 A.B.C.D: the GID of an IPv4 address as sysfs prints it.
+gid_of_ipv4() {
+	# shellcheck disable=SC2046 # four octets, split on purpose
+	# shellcheck disable=SC2183 # the four octets come from the split
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' \
+		$(echo "$1" | tr . ' ')
+}
+
+# gid_index DEV GID: the index of DEV's RoCE v2 GID GID (sysfs form, see
+# gid_of_ipv4), waiting at most 10 seconds for ib_core to add it.
+gid_index() {
+	_n=0
+	while [ $_n -lt 100 ]; do
+		for _f in $(grep -lx "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null); do
+			_i=${_f##*/}
+			[ "$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$_i" 2>/dev/null)" = "RoCE v2" ] ||
+				continue
+			echo "$_i"
+			return 0
+		done
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# roce_capture_start NS IFACE FILE: tcpdump of RoCEv2 (UDP port 4791) on
+# IFACE in namespace NS ("" is the current one) into the pcap FILE (the
+# first 128 bytes of each packet: IP, UDP, BTH and extension headers), in
+# the background; returns once tcpdump listens (at most 10 seconds).
+# Sets roce_capture_pid for roce_capture_stop.
+roce_capture_start() {
+	# shellcheck disable=SC2046 # empty or three words
+	$(nsexec "$1") tcpdump -i "$2" -nn -U -Z root -s 128 -w "$3" \
+		udp port 4791 2>"$3.err" &
+	roce_capture_pid=$! roce_capture_file=$3
+	_n=0
+	while [ $_n -lt 100 ]; do
+		grep -q "listening on" "$3.err" 2>/dev/null && return 0
+		kill -0 "$roce_capture_pid" 2>/dev/null || break
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	cat "$3.err" >&2
+	return 1
+}
+
+# roce_capture_stop: stops the capture and waits until the file is
+# written; tcpdump's counts (captured, dropped) go to stdout as comments.
+roce_capture_stop() {
+	[ -n "${roce_capture_pid:-}" ] || return 0
+	# Under emulation tcpdump can lag far behind the traffic, and SIGINT
+	# ends it without draining the packets still queued for it: wait
+	# until the file has not grown for a second (at most 20 seconds).
+	_n=0 _same=0 _size=-1
+	while [ $_same -lt 5 ] && [ $_n -lt 100 ]; do
+		sleep 0.2
+		_s=$(wc -c <"$roce_capture_file" 2>/dev/null || echo 0)
+		if [ "$_s" = "$_size" ]; then _same=$((_same + 1)); else _same=0; fi
+		_size=$_s
+		_n=$((_n + 1))
+	done
+	kill -INT "$roce_capture_pid" 2>/dev/null
+	wait "$roce_capture_pid" 2>/dev/null
+	roce_capture_pid=
+	grep -E "captured|received|dropped" "$roce_capture_file.err" 2>/dev/null |
+		sed 's/^/# tcpdump: /'
+}
+
+# roce_decode PCAP: one line per RoCEv2 packet of a capture:
+#   TIME SRC SPORT DST DPORT OPCODE NAME DESTQP PSN UDPLEN
+# TIME as tcpdump -tt prints it, OPCODE the BTH opcode (two hex digits),
+# NAME its IBTA name, DESTQP and PSN in hex.  The IP, UDP and BTH headers
+# are read from the packet bytes (tcpdump -x), not from tcpdump's decoding.
+roce_decode() {
+	tcpdump -r "$1" -tt -nn -x 2>/dev/null | awk '
+	function hexval(s,    i, v) {
+		v = 0
+		s = tolower(s)
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	function emit(    off, bth, op) {
+		if (hex == "")
+			return
+		if (fam == "IP")
+			off = hexval(substr(hex, 2, 1)) * 8	# IHL words, hex digits
+		else
+			off = 80				# no extension headers
+		bth = off + 16
+		op = substr(hex, bth + 1, 2)
+		printf "%s %s %d %s %d %s %s %s %s %d\n", ts, src,
+			hexval(substr(hex, off + 1, 4)), dst,
+			hexval(substr(hex, off + 5, 4)), op,
+			(op in name) ? name[op] : "UNKNOWN",
+			substr(hex, bth + 11, 6), substr(hex, bth + 19, 6),
+			hexval(substr(hex, off + 9, 4))
+		hex = ""
+	}
+	BEGIN {
+		split("SEND_FIRST SEND_MIDDLE SEND_LAST SEND_LAST_IMM SEND_ONLY " \
+		      "SEND_ONLY_IMM WRITE_FIRST WRITE_MIDDLE WRITE_LAST " \
+		      "WRITE_LAST_IMM WRITE_ONLY WRITE_ONLY_IMM READ_REQUEST " \
+		      "READ_RESPONSE_FIRST READ_RESPONSE_MIDDLE READ_RESPONSE_LAST " \
+		      "READ_RESPONSE_ONLY ACKNOWLEDGE ATOMIC_ACKNOWLEDGE " \
+		      "COMPARE_SWAP FETCH_ADD - SEND_LAST_INV SEND_ONLY_INV", n, " ")
+		for (i = 1; i <= 24; i++)
+			if (n[i] != "-")
+				name[sprintf("%02x", i - 1)] = "RC_" n[i]
+		name["20"] = "UC_SEND_FIRST"; name["21"] = "UC_SEND_MIDDLE"
+		name["22"] = "UC_SEND_LAST"; name["23"] = "UC_SEND_LAST_IMM"
+		name["24"] = "UC_SEND_ONLY"; name["25"] = "UC_SEND_ONLY_IMM"
+		name["26"] = "UC_WRITE_FIRST"; name["27"] = "UC_WRITE_MIDDLE"
+		name["28"] = "UC_WRITE_LAST"; name["29"] = "UC_WRITE_LAST_IMM"
+		name["2a"] = "UC_WRITE_ONLY"; name["2b"] = "UC_WRITE_ONLY_IMM"
+		name["64"] = "UD_SEND_ONLY"; name["65"] = "UD_SEND_ONLY_IMM"
+		name["81"] = "CNP"
+	}
+	/^[0-9]+\.[0-9]+ IP6? / {
+		emit()
+		ts = $1; fam = $2; src = $3; dst = $5
+		sub(/:$/, "", dst)
+		sub(/\.[0-9]+$/, "", src)
+		sub(/\.[0-9]+$/, "", dst)
+		next
+	}
+	/^[ \t]+0x[0-9a-f]+:/ {
+		for (i = 2; i <= NF; i++)
+			hex = hex $i
+		next
+	}
+	END { emit() }'
+}
+
+# ---- two-sided runs with a wire check (test_interop.sh, test_netns.sh) -----
+# The calling test defines ok and not_ok (TAP lines) and sets xwork (a
+# scratch directory).
+# shellcheck disable=SC2154 # xwork
+
+# xpair NAME SRV_NS CLI_NS WAIT EXPECT SRV_CMD... -- CLI_CMD...: starts the
+# server in namespace SRV_NS, waits for it (WAIT: tcp:PORT for a TCP
+# listener, cm:PORT for an RDMA CM listener), runs the client in CLI_NS;
+# each bounded by timeout.  One TAP line per side: it passed when it
+# exited 0 and its output matches the extended regex EXPECT ("" = any).
+# xpair_t0/xpair_t1: the time span of the run (date +%s.%N).
+xpair() {
+	_name=$1 _sns=$2 _cns=$3 _wait=$4 _expect=$5
+	shift 5
+	_srv_cmd=
+	while [ "$1" != -- ]; do _srv_cmd="$_srv_cmd $1"; shift; done
+	shift
+	_srv=$xwork/run.srv _cli=$xwork/run.cli
+	xpair_t0=$(date +%s.%N)
+	# shellcheck disable=SC2046,SC2086 # words on purpose
+	timeout -k 2 60 $(nsexec "$_sns") $_srv_cmd >"$_srv" 2>&1 &
+	_spid=$!
+	_up=0
+	case $_wait in
+	tcp:*) wait_listen_ns "$_sns" "${_wait#tcp:}" && _up=1 ;;
+	cm:*) wait_cm_listen "${_wait#cm:}" && _up=1 ;;
+	esac
+	if [ $_up = 0 ]; then
+		kill "$_spid" 2>/dev/null
+		wait "$_spid" 2>/dev/null
+		not_ok "$_name: server listens ($_wait)"
+		sed 's/^/#   /' "$_srv" | tail -n 20
+		not_ok "$_name: client (not run)"
+		xpair_t1=$(date +%s.%N)
+		return 1
+	fi
+	# shellcheck disable=SC2046 # empty or three words
+	timeout -k 2 60 $(nsexec "$_cns") "$@" >"$_cli" 2>&1
+	_crc=$?
+	wait "$_spid"
+	_src=$?
+	xpair_t1=$(date +%s.%N)
+	_secs=$(echo "$xpair_t0 $xpair_t1" | awk '{ printf "%.1f", $2 - $1 }')
+	_ret=0
+	for _side in server client; do
+		if [ $_side = server ]; then _rc=$_src _f=$_srv; else _rc=$_crc _f=$_cli; fi
+		if [ "$_rc" = 0 ] && { [ -z "$_expect" ] || grep -Eq "$_expect" "$_f"; }; then
+			ok "$_name: $_side exits 0 (${_secs}s)"
+		else
+			not_ok "$_name: $_side (rc $_rc, ${_secs}s)"
+			sed 's/^/#   /' "$_f" | tail -n 40
+			_ret=1
+		fi
+	done
+	return $_ret
+}
+
+# xwire_expect NAME FAMILY ADDR_A ADDR_B OPCODES...: records that the
+# last xpair run (its time span) must show on the wire, in both
+# directions between ADDR_A and ADDR_B (IP FAMILY 4 or 6), RoCEv2 packets
+# whose BTH opcodes include one of each OPCODES group ("06|0a": either).
+xwire_expect() {
+	_n=$1
+	shift
+	echo "$_n|$xpair_t0|$xpair_t1|$*" >>"$xwork/wire"
+}
+
+# xwire_check PCAP: one TAP line per xwire_expect: the packets of the
+# run's span in the decoded capture exist, go to UDP port 4791, are of
+# the expected IP family and flow both ways, every opcode is a known
+# IBTA opcode, UD packets (here only CM MADs) go to QP 1, and the
+# required opcodes are there.
+xwire_check() {
+	roce_decode "$1" >"$xwork/wire.dec"
+	while IFS='|' read -r _n _t0 _t1 _spec; do
+		# shellcheck disable=SC2086 # words on purpose
+		set -- $_spec
+		_why=$(awk -v t0="$_t0" -v t1="$_t1" -v fam="$1" -v a="$2" \
+			-v b="$3" -v req="$(shift 3; echo "$*")" '
+		$1 + 0 < t0 + 0 || $1 + 0 > t1 + 0 { next }
+		{
+			pkts++
+			seen[$6] = 1
+			if ($5 != 4791) bad = bad " dport " $5
+			if ((fam == 6) != ($2 ~ /:/)) bad = bad " IPv" (fam == 6 ? 4 : 6)
+			if ($7 == "UNKNOWN") bad = bad " opcode 0x" $6
+			if ($7 ~ /^UD_/ && $8 != "000001") bad = bad " UD to QP 0x" $8
+			if ($2 == a && $4 == b) ab++
+			if ($2 == b && $4 == a) ba++
+		}
+		END {
+			ops = ""
+			for (i = 0; i < 256; i++)
+				if (sprintf("%02x", i) in seen)
+					ops = ops " " sprintf("%02x", i)
+			if (!pkts) { print "no RoCEv2 packets"; exit 1 }
+			n = split(req, g, " ")
+			for (i = 1; i <= n; i++) {
+				m = split(g[i], alt, "|"); hit = 0
+				for (j = 1; j <= m; j++) if (alt[j] in seen) hit = 1
+				if (!hit) bad = bad " no opcode " g[i]
+			}
+			if (!ab || !ba) bad = bad " one-way (" ab "/" ba ")"
+			printf "%d packets, opcodes%s%s\n", pkts, ops,
+				bad == "" ? "" : ";" bad
+			if (bad != "") exit 1
+		}' "$xwork/wire.dec")
+		if [ $? = 0 ]; then
+			ok "wire: $_n: $_why"
+		else
+			not_ok "wire: $_n: $_why"
+			echo "#   span $_t0 .. $_t1; capture: $(wc -l <"$xwork/wire.dec") packets, $(head -n 1 "$xwork/wire.dec" | cut -d' ' -f1) .. $(tail -n 1 "$xwork/wire.dec" | cut -d' ' -f1)"
+		fi
+	done <"$xwork/wire"
+	: >"$xwork/wire"
+}

@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # librdmacm over the device under test: rping (RC, RDMA READ/WRITE with
-# -V data validation), ucmatose (RC connections, SENDs) and udaddy (UD
-# with address and QKey exchange) as server and client in this guest over
+# -V data validation), ucmatose (RC connections, SENDs), udaddy (UD
+# with address and QKey exchange), rdma_server/rdma_client (rdma_create_ep,
+# SEND/RECV) and perftest connected by RDMA CM (ib_send_bw -R,
+# ib_write_bw -R, ib_read_lat -R) as server and client in this guest over
 # the IPv4 address behind $RXE2_DEV's RoCEv2 GID, each bounded by timeout.
+# Cross-namespace runs of the same tools are in test_netns.sh and, against
+# the in-tree rdma_rxe, test_interop.sh.
 # Connection setup runs the IB CM over MADs on the GSI QP (QP1): on rxe2
 # these checks need the kernel's QP1 send/receive path (ib_mad is a kernel
 # consumer of the rxe2 data path), not only the user-space provider.
@@ -14,6 +18,7 @@ dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/rdmacm.XXXXXX) || exit 1
 n=0 failed=0
 port=7470
+. "$(dirname "$0")/lib.sh"
 tag=
 [ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tag="(rxe2: GSI QP1 MADs) "
 
@@ -38,10 +43,10 @@ dev_ipv4() {
 	return 1
 }
 
-# name, expect-regex, server command..., --, client command...
+# name, listen-port, expect-regex, server command..., --, client command...
 pair() {
-	name=$1 expect=$2
-	shift 2
+	name=$1 lport=$2 expect=$3
+	shift 3
 	srv_cmd=
 	while [ "$1" != -- ]; do srv_cmd="$srv_cmd $1"; shift; done
 	shift
@@ -49,7 +54,9 @@ pair() {
 	# shellcheck disable=SC2086 # words on purpose
 	timeout -k 2 60 $srv_cmd >"$srv" 2>&1 &
 	spid=$!
-	# an RDMA CM listener has no socket to wait for: retry the client
+	# an RDMA CM listener has no socket; restrack shows its CM ID (the
+	# retries below stay for a listener that is not in restrack yet)
+	wait_cm_listen "$lport"
 	tries=0
 	while :; do
 		sleep 1
@@ -73,7 +80,7 @@ pair() {
 	done
 }
 
-echo "1..7"
+echo "1..15"
 ip=$(dev_ipv4)
 if [ -n "$ip" ]; then
 	ok "$dev has an IPv4 RoCE v2 GID ($ip)"
@@ -81,12 +88,26 @@ else
 	not_ok "$dev has an IPv4 RoCE v2 GID"
 	exit 1
 fi
-pair rping "" rping -s -a "$ip" -p $port -C 5 -S 200 -V -- \
+pair rping $port "" rping -s -a "$ip" -p $port -C 5 -S 200 -V -- \
 	rping -c -a "$ip" -p $port -C 5 -S 200 -V
-pair ucmatose "test complete" ucmatose -b "$ip" -p $((port + 1)) -C 5 -- \
+pair ucmatose $((port + 1)) "test complete" ucmatose -b "$ip" -p $((port + 1)) -C 5 -- \
 	ucmatose -s "$ip" -p $((port + 1)) -C 5
 # udaddy's -p is the port space, its port is fixed
-pair udaddy "test complete" udaddy -b "$ip" -C 5 -- \
+pair udaddy 7174 "test complete" udaddy -b "$ip" -C 5 -- \
 	udaddy -s "$ip" -C 5
+pair rdma_server $((port + 2)) "end 0" rdma_server -s "$ip" -p $((port + 2)) -- \
+	rdma_client -s "$ip" -p $((port + 2))
+# perftest -R: the QPs are connected and the parameters exchanged over
+# RDMA CM alone, no TCP socket; -F: perftest's clock calibration fails
+# under emulation often enough to fail the run without it
+pair "ib_send_bw -R" $((port + 3)) "^ *65536 +100 " \
+	ib_send_bw -F -R -d "$dev" -p $((port + 3)) -s 65536 -n 100 -- \
+	ib_send_bw -F -R -d "$dev" -p $((port + 3)) -s 65536 -n 100 "$ip"
+pair "ib_write_bw -R" $((port + 4)) "^ *65536 +100 " \
+	ib_write_bw -F -R -d "$dev" -p $((port + 4)) -s 65536 -n 100 -- \
+	ib_write_bw -F -R -d "$dev" -p $((port + 4)) -s 65536 -n 100 "$ip"
+pair "ib_read_lat -R" $((port + 5)) "" \
+	ib_read_lat -F -R -d "$dev" -p $((port + 5)) -n 100 -- \
+	ib_read_lat -F -R -d "$dev" -p $((port + 5)) -n 100 "$ip"
 rm -rf "$work"
 [ $failed = 0 ]

@@ -38,7 +38,6 @@
 #define RXE2_MAX_MR_SIZE	(1ULL << 40)
 
 /* responder resources per QP, as on common RoCE NICs */
-#define RXE2_MAX_RD_ATOM	16
 #define RXE2_MAX_FAST_REG_PAGES	512
 /* 4.096 us * 2^15 = 134 ms: generous for a software device under load */
 #define RXE2_LOCAL_CA_ACK_DELAY	15

@@ -290,8 +290,14 @@ struct rxe2_swqe_info {
 	u32 length;			/* total payload bytes */
 };
 
-/* atomic results a responder keeps for replay: max_qp_rd_atom */
-#define RXE2_ATOMIC_REPLAY	16
+/*
+ * Outstanding READs/atomics per QP, both directions (max_qp_rd_atom).
+ * 128 like rdma_rxe, so perftest and other tools that copy the peer's
+ * limit into max_rd_atomic work against either device.
+ */
+#define RXE2_MAX_RD_ATOM	128
+/* atomic results a responder keeps for replay: one per resource */
+#define RXE2_ATOMIC_REPLAY	RXE2_MAX_RD_ATOM
 
 struct rxe2_qp_dp {
 	struct work_struct work;

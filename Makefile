@@ -64,6 +64,6 @@ help:
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests in one VM boot"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
-	@echo "make demo     boot a VM, create a link, show ibv_devinfo and rdma link"
+	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make install  install the module and the provider on this machine"
 	@echo "make lint     checkpatch and sparse over the module"

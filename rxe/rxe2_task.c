@@ -10,6 +10,16 @@
  * runs after the holder is done and sees the new producer, so no
  * doorbell is lost.  The receive hook (softirq) and the timers only
  * queue the work item.
+ *
+ * Loopback.  A packet one of our QPs sends to a QP of an rxe2 device in
+ * the same namespace is handed over by rxe2_qp_deliver() without the IP
+ * stack.  The sender's runner (the top-level runner of this context)
+ * takes the receiving QP's mutex with a trylock and runs it inline, one
+ * level deep: a QP run inline delivers everything it sends by queueing
+ * (plus a kick of the work item, except for packets to the top-level
+ * runner, which looks at its queue again before it unlocks).  So a SEND,
+ * its placement, its ACK and its completion all happen in the poster's
+ * doorbell, and no lock is ever waited for while another is held.
  */
 #include <linux/highmem.h>
 #include <rdma/ib_cache.h>
@@ -51,13 +61,35 @@ static void rxe2_qp_process(struct rxe2_qp *qp)
 	rxe2_req_run(qp);
 }
 
-static void rxe2_qp_run_locked(struct rxe2_qp *qp)
+static void rxe2_qp_notify(struct rxe2_qp *qp)
 {
-	rxe2_qp_process(qp);
-	mutex_unlock(&qp->state_lock);
 	rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
 	if (qp->ibqp.recv_cq)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
+}
+
+/*
+ * A top-level runner: QPs it runs inline queue their answers to it
+ * without a kick (the ACK of the SEND it just sent), so it looks at its
+ * queue again before unlocking, a bounded number of times.
+ */
+#define RXE2_RERUN_MAX	64
+
+static void rxe2_qp_run_locked(struct rxe2_qp *qp)
+{
+	int n = 0;
+
+	for (;;) {
+		rxe2_qp_process(qp);
+		if (skb_queue_empty(&qp->dp.rx_queue))
+			break;
+		if (++n == RXE2_RERUN_MAX) {
+			rxe2_qp_kick(qp);
+			break;
+		}
+	}
+	mutex_unlock(&qp->state_lock);
+	rxe2_qp_notify(qp);
 }
 
 static void rxe2_qp_work(struct work_struct *work)
@@ -82,6 +114,50 @@ void rxe2_qp_doorbell(struct rxe2_qp *qp)
 		rxe2_qp_kick(qp);
 }
 
+/* a reference that keeps the QP from being freed; under RCU */
+bool rxe2_qp_get(struct rxe2_qp *qp)
+{
+	return refcount_inc_not_zero(&qp->dp.users);
+}
+
+void rxe2_qp_put(struct rxe2_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->dp.users))
+		complete(&qp->dp.users_done);
+}
+
+/*
+ * rxe2_qp_deliver() - a loopback packet from the runner of @from (which
+ * holds from's state_lock, in sleepable context) to @to, on which the
+ * caller holds a reference (rxe2_qp_get()); consumes both.
+ */
+void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
+		     struct sk_buff *skb)
+{
+	struct rxe2_qp *top = from->dp.inline_parent ?: from;
+
+	if (skb_queue_len(&to->dp.rx_queue) >= RXE2_RX_BACKLOG ||
+	    test_bit(RXE2_QPF_DYING, &to->dp.flags)) {
+		atomic64_inc(&rxe2_qp_rdev(to)->rx_dropped);
+		kfree_skb(skb);
+	} else {
+		skb_queue_tail(&to->dp.rx_queue, skb);
+		if (to == top) {
+			/* its runner looks at the queue before unlocking */
+		} else if (!from->dp.inline_parent &&
+			   mutex_trylock(&to->state_lock)) {
+			to->dp.inline_parent = from;
+			rxe2_qp_process(to);
+			to->dp.inline_parent = NULL;
+			mutex_unlock(&to->state_lock);
+			rxe2_qp_notify(to);
+		} else {
+			rxe2_qp_kick(to);
+		}
+	}
+	rxe2_qp_put(to);
+}
+
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
@@ -104,6 +180,9 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	u32 rsize;
 
 	INIT_WORK(&dp->work, rxe2_qp_work);
+	refcount_set(&dp->users, 1);
+	init_completion(&dp->users_done);
+	dp->inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
@@ -129,6 +208,9 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 {
 	set_bit(RXE2_QPF_DYING, &qp->dp.flags);
+	/* loopback deliveries that found the QP before it was unpublished */
+	rxe2_qp_put(qp);
+	wait_for_completion(&qp->dp.users_done);
 	cancel_work_sync(&qp->dp.work);
 	del_timer_sync(&qp->dp.retry_timer);
 	del_timer_sync(&qp->dp.rnr_timer);

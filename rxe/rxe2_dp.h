@@ -17,6 +17,8 @@ enum {
 	RXE2_QPF_RETRY,		/* retransmit timer fired */
 	RXE2_QPF_RNR,		/* RNR wait over */
 	RXE2_QPF_RNR_WAIT,	/* waiting out an RNR NAK */
+	RXE2_QPF_RUNNING,	/* a runner holds state_lock, looks again */
+	RXE2_QPF_DOORBELL,	/* SQ doorbell not yet seen by the requester */
 };
 
 /* rxe2_swqe_info.state */

@@ -58,6 +58,9 @@ static void rxe2_qp_process(struct rxe2_qp *qp)
 		return;
 	}
 	rxe2_comp_timers(qp);
+	/* a doorbell rung from now on is seen by the requester or rerun */
+	clear_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
+	smp_mb__after_atomic();
 	rxe2_req_run(qp);
 }
 
@@ -68,27 +71,47 @@ static void rxe2_qp_notify(struct rxe2_qp *qp)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
 }
 
+static bool rxe2_qp_has_work(struct rxe2_qp *qp)
+{
+	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
+	       (!skb_queue_empty(&qp->dp.rx_queue) ||
+		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
+}
+
 /*
- * A top-level runner: QPs it runs inline queue their answers to it
- * without a kick (the ACK of the SEND it just sent), so it looks at its
- * queue again before unlocking, a bounded number of times.
+ * Run the QP, whose state_lock the caller took, and unlock it.  parent:
+ * the top-level runner when the QP runs inline for its delivery.
+ *
+ * Whoever finds the lock taken by a runner (RXE2_QPF_RUNNING) leaves its
+ * packet or doorbell to it instead of queueing the work item: the runner
+ * looks again after unlocking (the barriers pair with rxe2_qp_wake()), so
+ * an answer that arrives while we still hold the lock is handled here and
+ * now, not after a workqueue wake-up.  Bounded: past RXE2_RERUN_MAX
+ * passes the work item takes over.
  */
 #define RXE2_RERUN_MAX	64
 
-static void rxe2_qp_run_locked(struct rxe2_qp *qp)
+static void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent)
 {
-	int n = 0;
+	int n;
 
-	for (;;) {
+	for (n = 0; n < RXE2_RERUN_MAX; n++) {
+		set_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+		qp->dp.inline_parent = parent;
 		rxe2_qp_process(qp);
-		if (skb_queue_empty(&qp->dp.rx_queue))
-			break;
-		if (++n == RXE2_RERUN_MAX) {
-			rxe2_qp_kick(qp);
-			break;
-		}
+		qp->dp.inline_parent = NULL;
+		if (rxe2_qp_has_work(qp))
+			continue;
+		clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+		mutex_unlock(&qp->state_lock);
+		smp_mb();
+		if (!rxe2_qp_has_work(qp) || !mutex_trylock(&qp->state_lock))
+			goto out;
 	}
+	clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
 	mutex_unlock(&qp->state_lock);
+	rxe2_qp_kick(qp);
+out:
 	rxe2_qp_notify(qp);
 }
 
@@ -97,7 +120,7 @@ static void rxe2_qp_work(struct work_struct *work)
 	struct rxe2_qp *qp = container_of(work, struct rxe2_qp, dp.work);
 
 	mutex_lock(&qp->state_lock);
-	rxe2_qp_run_locked(qp);
+	rxe2_qp_run_unlock(qp, NULL);
 }
 
 void rxe2_qp_kick(struct rxe2_qp *qp)
@@ -106,12 +129,26 @@ void rxe2_qp_kick(struct rxe2_qp *qp)
 		queue_work(rxe2_wq, &qp->dp.work);
 }
 
+/*
+ * Work for the QP was queued or flagged and its lock is taken: a runner
+ * holding it sees the work after unlocking; anyone else (modify_qp, a
+ * query) does not, so the work item must come.
+ */
+static void rxe2_qp_wake(struct rxe2_qp *qp)
+{
+	smp_mb();
+	if (!test_bit(RXE2_QPF_RUNNING, &qp->dp.flags))
+		rxe2_qp_kick(qp);
+}
+
 void rxe2_qp_doorbell(struct rxe2_qp *qp)
 {
+	set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
+	smp_mb__after_atomic();
 	if (mutex_trylock(&qp->state_lock))
-		rxe2_qp_run_locked(qp);
+		rxe2_qp_run_unlock(qp, NULL);
 	else
-		rxe2_qp_kick(qp);
+		rxe2_qp_wake(qp);
 }
 
 /* a reference that keeps the QP from being freed; under RCU */
@@ -146,13 +183,9 @@ void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
 			/* its runner looks at the queue before unlocking */
 		} else if (!from->dp.inline_parent &&
 			   mutex_trylock(&to->state_lock)) {
-			to->dp.inline_parent = from;
-			rxe2_qp_process(to);
-			to->dp.inline_parent = NULL;
-			mutex_unlock(&to->state_lock);
-			rxe2_qp_notify(to);
+			rxe2_qp_run_unlock(to, from);
 		} else {
-			rxe2_qp_kick(to);
+			rxe2_qp_wake(to);
 		}
 	}
 	rxe2_qp_put(to);
@@ -297,7 +330,7 @@ int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
 /*
  * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
  * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Arms the
- * notification that rxe2_qp_run_locked() delivers after the QP's lock
+ * notification that rxe2_qp_run_unlock() delivers after the QP's lock
  * is dropped.
  */
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)

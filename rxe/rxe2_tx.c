@@ -43,7 +43,8 @@ void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 /*
  * rxe2_tx_alloc() - a packet with hdr_len bytes of transport headers and
  * paylen bytes of payload (the pad and the ICRC are added here).
- * *bth points at the zeroed transport headers, the payload follows.
+ * *bth points at the zeroed transport headers, the payload follows; the
+ * caller fills all paylen bytes of it.
  */
 struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 			      unsigned int paylen, struct rxe2_bth **bth)
@@ -56,7 +57,10 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, RXE2_TX_HEADROOM);
-	*bth = skb_put_zero(skb, len);
+	*bth = skb_put(skb, len);
+	/* the payload is written by the caller: zeroing it costs a pass */
+	memset(*bth, 0, hdr_len);
+	memset((u8 *)*bth + hdr_len + paylen, 0, pad + RXE2_ICRC_LEN);
 	return skb;
 }
 

@@ -3,7 +3,8 @@
  * rxe2: the data path.  One work item per QP runs everything a QP does
  * (responder, completer, requester) in sleepable context, one runner at
  * a time: the SQ doorbell runs it in the caller's context when nobody
- * else is, the receive hook and the timers queue it.
+ * else is, a loopback delivery from another QP's runner runs it inline
+ * (rxe2_task.c), the receive hook and the timers queue it.
  */
 #ifndef RXE2_DP_H
 #define RXE2_DP_H

@@ -60,7 +60,7 @@ static void rxe2_qp_process(struct rxe2_qp *qp)
 	rxe2_comp_timers(qp);
 	/* a doorbell rung from now on is seen by the requester or rerun */
 	clear_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic();	/* clear, then read the SQ producer */
 	rxe2_req_run(qp);
 }
 
@@ -104,7 +104,7 @@ static void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent)
 			continue;
 		clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
 		mutex_unlock(&qp->state_lock);
-		smp_mb();
+		smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
 		if (!rxe2_qp_has_work(qp) || !mutex_trylock(&qp->state_lock))
 			goto out;
 	}
@@ -136,7 +136,7 @@ void rxe2_qp_kick(struct rxe2_qp *qp)
  */
 static void rxe2_qp_wake(struct rxe2_qp *qp)
 {
-	smp_mb();
+	smp_mb();	/* work visible, then RUNNING read: pairs with _unlock */
 	if (!test_bit(RXE2_QPF_RUNNING, &qp->dp.flags))
 		rxe2_qp_kick(qp);
 }
@@ -144,7 +144,7 @@ static void rxe2_qp_wake(struct rxe2_qp *qp)
 void rxe2_qp_doorbell(struct rxe2_qp *qp)
 {
 	set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic();	/* flag set, then try the lock */
 	if (mutex_trylock(&qp->state_lock))
 		rxe2_qp_run_unlock(qp, NULL);
 	else

@@ -3,7 +3,8 @@
  * rxe2: the data path.  One work item per QP runs everything a QP does
  * (responder, completer, requester) in sleepable context, one runner at
  * a time: the SQ doorbell runs it in the caller's context when nobody
- * else is, the receive hook and the timers queue it.
+ * else is, a loopback delivery from another QP's runner runs it inline
+ * (rxe2_task.c), the receive hook and the timers queue it.
  */
 #ifndef RXE2_DP_H
 #define RXE2_DP_H
@@ -17,6 +18,8 @@ enum {
 	RXE2_QPF_RETRY,		/* retransmit timer fired */
 	RXE2_QPF_RNR,		/* RNR wait over */
 	RXE2_QPF_RNR_WAIT,	/* waiting out an RNR NAK */
+	RXE2_QPF_RUNNING,	/* a runner holds state_lock, looks again */
+	RXE2_QPF_DOORBELL,	/* SQ doorbell not yet seen by the requester */
 };
 
 /* rxe2_swqe_info.state */
@@ -31,6 +34,20 @@ enum {
 #define RXE2_ACK_EVERY		16	/* AckReq at least this often */
 #define RXE2_MAX_INFLIGHT	256	/* unacknowledged packets per QP */
 #define RXE2_UD_GRH_LEN		40
+
+/*
+ * skb->cb of a packet on a QP's rx_queue.  trusted: handed over by
+ * rxe2_tx_send() from one of our own QPs (loopback), never on a wire, so
+ * its ICRC is neither computed (unless a tap watches) nor checked.
+ */
+struct rxe2_skb_cb {
+	bool trusted;
+};
+
+static inline struct rxe2_skb_cb *rxe2_skb_cb(struct sk_buff *skb)
+{
+	return (struct rxe2_skb_cb *)skb->cb;
+}
 
 /* a received packet, parsed and validated by rxe2_rx.c */
 struct rxe2_pkt {
@@ -67,6 +84,10 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp);
 void rxe2_qp_dp_set_av(struct rxe2_qp *qp, const struct rdma_ah_attr *ah);
 void rxe2_qp_kick(struct rxe2_qp *qp);
 void rxe2_qp_doorbell(struct rxe2_qp *qp);
+bool rxe2_qp_get(struct rxe2_qp *qp);
+void rxe2_qp_put(struct rxe2_qp *qp);
+void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
+		     struct sk_buff *skb);
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
@@ -104,6 +125,13 @@ u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
 unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 			  unsigned int net_off, bool ipv6);
 void rxe2_rx_run(struct rxe2_qp *qp);
+struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
+				    const struct in6_addr *daddr, u32 qpn,
+				    bool *local);
+
+/* rxe2_net.c */
+struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
+				 const struct in6_addr *addr);
 
 /* rxe2_req.c */
 void rxe2_req_run(struct rxe2_qp *qp);

@@ -156,9 +156,12 @@ void rxe2_gids_forget(struct rxe2_dev *rdev)
 	rxe2_gids_unhash(rdev, NULL);
 }
 
-/* Under RCU (netfilter hooks run inside rcu_read_lock()). */
-static struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
-					const struct in6_addr *addr)
+/*
+ * Under RCU (netfilter hooks run inside rcu_read_lock()); also how
+ * transmit recognises a loopback destination (rxe2_rx_loop_target()).
+ */
+struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
+				 const struct in6_addr *addr)
 {
 	struct rxe2_dev *found = NULL;
 	struct rxe2_gid *g;

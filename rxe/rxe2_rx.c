@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: receive.  The netfilter hook (rxe2_net.c) hands us, in softirq,
- * every RoCEv2 packet addressed to one of our GIDs.  Here it gets only
+ * every RoCEv2 packet from the network addressed to one of our GIDs
+ * (loopback packets from our own QPs come through rxe2_qp_deliver()
+ * instead, see rxe2_tx.c).  Here it gets only
  * cheap checks (IP and UDP lengths, a BTH, a QP that exists) and is
  * queued on its QP, whose work item does the rest in process context:
  * full validation, the ICRC, then the responder (requests) or the
@@ -115,12 +117,42 @@ unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		goto drop;
 	skb_dst_drop(skb);
+	rxe2_skb_cb(skb)->trusted = false;	/* IPCB is not needed any more */
 	skb_queue_tail(&qp->dp.rx_queue, skb);
 	rxe2_qp_kick(qp);
 	return NF_STOLEN;
 drop:
 	rxe2_rx_drop(rdev, skb);
 	return NF_STOLEN;
+}
+
+/*
+ * rxe2_rx_loop_target() - is daddr a GID of an rxe2 device in net?  Then
+ * *local is set and the result is the QP qpn of that device, with a
+ * reference (rxe2_qp_get()), or NULL when the device would drop the
+ * packet (port down, no such QP; counted in its rx_dropped).
+ */
+struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
+				    const struct in6_addr *daddr, u32 qpn,
+				    bool *local)
+{
+	struct rxe2_qp *qp = NULL;
+	struct rxe2_dev *rdev;
+
+	rcu_read_lock();
+	rdev = rxe2_gid_lookup(net, daddr);
+	*local = rdev;
+	if (!rdev)
+		goto out;
+	if (READ_ONCE(rdev->port_active))
+		qp = xa_load(&rdev->qp_table.xa, qpn & RXE2_QPN_MASK);
+	if (qp && !rxe2_qp_get(qp))
+		qp = NULL;
+	if (!qp)
+		atomic64_inc(&rdev->rx_dropped);
+out:
+	rcu_read_unlock();
+	return qp;
 }
 
 static bool rxe2_op_fits_qp(struct rxe2_qp *qp, u8 opcode)
@@ -171,11 +203,14 @@ static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
 	pad = (bth->flags & RXE2_BTH_PAD_MASK) >> RXE2_BTH_PAD_SHIFT;
 	if (tlen < oi->hdr_len + pad + RXE2_ICRC_LEN)
 		return false;
-	memcpy(&icrc, skb->data + iplen + ulen - RXE2_ICRC_LEN, sizeof(icrc));
-	if (le32_to_cpu(icrc) != rxe2_icrc(skb, ipv6,
-					   iplen + sizeof(struct udphdr),
-					   tlen - RXE2_ICRC_LEN))
-		return false;
+	if (!rxe2_skb_cb(skb)->trusted) {
+		memcpy(&icrc, skb->data + iplen + ulen - RXE2_ICRC_LEN,
+		       sizeof(icrc));
+		if (le32_to_cpu(icrc) !=
+		    rxe2_icrc(skb, ipv6, iplen + sizeof(struct udphdr),
+			      tlen - RXE2_ICRC_LEN))
+			return false;
+	}
 
 	pkt->skb = skb;
 	pkt->hdr = (u8 *)bth;

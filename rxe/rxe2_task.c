@@ -10,6 +10,16 @@
  * runs after the holder is done and sees the new producer, so no
  * doorbell is lost.  The receive hook (softirq) and the timers only
  * queue the work item.
+ *
+ * Loopback.  A packet one of our QPs sends to a QP of an rxe2 device in
+ * the same namespace is handed over by rxe2_qp_deliver() without the IP
+ * stack.  The sender's runner (the top-level runner of this context)
+ * takes the receiving QP's mutex with a trylock and runs it inline, one
+ * level deep: a QP run inline delivers everything it sends by queueing
+ * (plus a kick of the work item, except for packets to the top-level
+ * runner, which looks at its queue again before it unlocks).  So a SEND,
+ * its placement, its ACK and its completion all happen in the poster's
+ * doorbell, and no lock is ever waited for while another is held.
  */
 #include <linux/highmem.h>
 #include <rdma/ib_cache.h>
@@ -48,16 +58,61 @@ static void rxe2_qp_process(struct rxe2_qp *qp)
 		return;
 	}
 	rxe2_comp_timers(qp);
+	/* a doorbell rung from now on is seen by the requester or rerun */
+	clear_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
+	smp_mb__after_atomic();	/* clear, then read the SQ producer */
 	rxe2_req_run(qp);
 }
 
-static void rxe2_qp_run_locked(struct rxe2_qp *qp)
+static void rxe2_qp_notify(struct rxe2_qp *qp)
 {
-	rxe2_qp_process(qp);
-	mutex_unlock(&qp->state_lock);
 	rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
 	if (qp->ibqp.recv_cq)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
+}
+
+static bool rxe2_qp_has_work(struct rxe2_qp *qp)
+{
+	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
+	       (!skb_queue_empty(&qp->dp.rx_queue) ||
+		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
+}
+
+/*
+ * Run the QP, whose state_lock the caller took, and unlock it.  parent:
+ * the top-level runner when the QP runs inline for its delivery.
+ *
+ * Whoever finds the lock taken by a runner (RXE2_QPF_RUNNING) leaves its
+ * packet or doorbell to it instead of queueing the work item: the runner
+ * looks again after unlocking (the barriers pair with rxe2_qp_wake()), so
+ * an answer that arrives while we still hold the lock is handled here and
+ * now, not after a workqueue wake-up.  Bounded: past RXE2_RERUN_MAX
+ * passes the work item takes over.
+ */
+#define RXE2_RERUN_MAX	64
+
+static void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent)
+{
+	int n;
+
+	for (n = 0; n < RXE2_RERUN_MAX; n++) {
+		set_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+		qp->dp.inline_parent = parent;
+		rxe2_qp_process(qp);
+		qp->dp.inline_parent = NULL;
+		if (rxe2_qp_has_work(qp))
+			continue;
+		clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+		mutex_unlock(&qp->state_lock);
+		smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
+		if (!rxe2_qp_has_work(qp) || !mutex_trylock(&qp->state_lock))
+			goto out;
+	}
+	clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+	mutex_unlock(&qp->state_lock);
+	rxe2_qp_kick(qp);
+out:
+	rxe2_qp_notify(qp);
 }
 
 static void rxe2_qp_work(struct work_struct *work)
@@ -65,7 +120,7 @@ static void rxe2_qp_work(struct work_struct *work)
 	struct rxe2_qp *qp = container_of(work, struct rxe2_qp, dp.work);
 
 	mutex_lock(&qp->state_lock);
-	rxe2_qp_run_locked(qp);
+	rxe2_qp_run_unlock(qp, NULL);
 }
 
 void rxe2_qp_kick(struct rxe2_qp *qp)
@@ -74,12 +129,66 @@ void rxe2_qp_kick(struct rxe2_qp *qp)
 		queue_work(rxe2_wq, &qp->dp.work);
 }
 
+/*
+ * Work for the QP was queued or flagged and its lock is taken: a runner
+ * holding it sees the work after unlocking; anyone else (modify_qp, a
+ * query) does not, so the work item must come.
+ */
+static void rxe2_qp_wake(struct rxe2_qp *qp)
+{
+	smp_mb();	/* work visible, then RUNNING read: pairs with _unlock */
+	if (!test_bit(RXE2_QPF_RUNNING, &qp->dp.flags))
+		rxe2_qp_kick(qp);
+}
+
 void rxe2_qp_doorbell(struct rxe2_qp *qp)
 {
+	set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
+	smp_mb__after_atomic();	/* flag set, then try the lock */
 	if (mutex_trylock(&qp->state_lock))
-		rxe2_qp_run_locked(qp);
+		rxe2_qp_run_unlock(qp, NULL);
 	else
-		rxe2_qp_kick(qp);
+		rxe2_qp_wake(qp);
+}
+
+/* a reference that keeps the QP from being freed; under RCU */
+bool rxe2_qp_get(struct rxe2_qp *qp)
+{
+	return refcount_inc_not_zero(&qp->dp.users);
+}
+
+void rxe2_qp_put(struct rxe2_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->dp.users))
+		complete(&qp->dp.users_done);
+}
+
+/*
+ * rxe2_qp_deliver() - a loopback packet from the runner of @from (which
+ * holds from's state_lock, in sleepable context) to @to, on which the
+ * caller holds a reference (rxe2_qp_get()); consumes both.
+ */
+void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
+		     struct sk_buff *skb)
+{
+	struct rxe2_qp *top = from->dp.inline_parent ?: from;
+
+	if (skb_queue_len(&to->dp.rx_queue) >= RXE2_RX_BACKLOG ||
+	    test_bit(RXE2_QPF_DYING, &to->dp.flags)) {
+		atomic64_inc(&rxe2_qp_rdev(to)->rx_dropped);
+		kfree_skb(skb);
+	} else {
+		skb_queue_tail(&to->dp.rx_queue, skb);
+		if (to == top) {
+			/* its runner looks at the queue before unlocking */
+		} else if (!from->dp.inline_parent &&
+			   mutex_trylock(&to->state_lock)) {
+			rxe2_qp_run_unlock(to, from);
+		} else {
+			rxe2_qp_wake(to);
+		}
+	}
+	rxe2_qp_put(to);
 }
 
 static void rxe2_retry_timer(struct timer_list *t)
@@ -104,6 +213,9 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	u32 rsize;
 
 	INIT_WORK(&dp->work, rxe2_qp_work);
+	refcount_set(&dp->users, 1);
+	init_completion(&dp->users_done);
+	dp->inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
@@ -129,6 +241,9 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 {
 	set_bit(RXE2_QPF_DYING, &qp->dp.flags);
+	/* loopback deliveries that found the QP before it was unpublished */
+	rxe2_qp_put(qp);
+	wait_for_completion(&qp->dp.users_done);
 	cancel_work_sync(&qp->dp.work);
 	del_timer_sync(&qp->dp.retry_timer);
 	del_timer_sync(&qp->dp.rnr_timer);
@@ -215,7 +330,7 @@ int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
 /*
  * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
  * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Arms the
- * notification that rxe2_qp_run_locked() delivers after the QP's lock
+ * notification that rxe2_qp_run_unlock() delivers after the QP's lock
  * is dropped.
  */
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)

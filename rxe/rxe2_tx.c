@@ -5,8 +5,8 @@
  * pad and ICRC.  It is routed in the namespace of the device's netdev
  * from the sgid's address and leaves through ip_local_out() or
  * ip6_local_out() without any socket; the neighbour layer resolves the
- * MAC.  A packet to one of our own addresses goes out through the lo
- * route and comes back through the receive hook (tcpdump sees it).
+ * MAC.  A packet to a GID of an rxe2 device in the same namespace
+ * (loopback) skips all that: see rxe2_tx_send().
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -43,7 +43,8 @@ void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 /*
  * rxe2_tx_alloc() - a packet with hdr_len bytes of transport headers and
  * paylen bytes of payload (the pad and the ICRC are added here).
- * *bth points at the zeroed transport headers, the payload follows.
+ * *bth points at the zeroed transport headers, the payload follows; the
+ * caller fills all paylen bytes of it.
  */
 struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 			      unsigned int paylen, struct rxe2_bth **bth)
@@ -56,13 +57,19 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, RXE2_TX_HEADROOM);
-	*bth = skb_put_zero(skb, len);
+	*bth = skb_put(skb, len);
+	/* the payload is written by the caller: zeroing it costs a pass */
+	memset(*bth, 0, hdr_len);
+	memset((u8 *)*bth + hdr_len + paylen, 0, pad + RXE2_ICRC_LEN);
 	return skb;
 }
 
-static int rxe2_tx_route4(struct net *net, struct net_device *ndev,
-			  const struct rxe2_av *av, struct sk_buff *skb,
-			  u16 sport)
+/*
+ * IPv4 header; a local destination (loopback) is not routed: it is an
+ * address of this namespace and the packet never reaches the IP stack.
+ */
+static int rxe2_tx_ip4(struct net *net, const struct rxe2_av *av,
+		       struct sk_buff *skb, u16 sport, bool local)
 {
 	struct flowi4 fl = {
 		.flowi4_proto = IPPROTO_UDP,
@@ -72,13 +79,20 @@ static int rxe2_tx_route4(struct net *net, struct net_device *ndev,
 		.fl4_sport = htons(sport),
 		.fl4_dport = htons(ROCE_V2_UDP_DPORT),
 	};
+	u8 ttl = av->hop_limit;
 	struct rtable *rt;
 	struct iphdr *iph;
 
-	rt = ip_route_output_key(net, &fl);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
-	skb_dst_set(skb, &rt->dst);
+	if (!local) {
+		rt = ip_route_output_key(net, &fl);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		skb_dst_set(skb, &rt->dst);
+		if (!ttl)
+			ttl = ip4_dst_hoplimit(&rt->dst);
+	} else if (!ttl) {
+		ttl = READ_ONCE(net->ipv4.sysctl_ip_default_ttl);
+	}
 
 	skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
@@ -88,8 +102,7 @@ static int rxe2_tx_route4(struct net *net, struct net_device *ndev,
 	iph->tos = av->tclass;
 	iph->tot_len = htons(skb->len);
 	iph->frag_off = htons(IP_DF);
-	iph->ttl = av->hop_limit ? av->hop_limit :
-		   ip4_dst_hoplimit(&rt->dst);
+	iph->ttl = ttl;
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = fl.saddr;
 	iph->daddr = fl.daddr;
@@ -100,9 +113,8 @@ static int rxe2_tx_route4(struct net *net, struct net_device *ndev,
 	return 0;
 }
 
-static int rxe2_tx_route6(struct net *net, struct net_device *ndev,
-			  const struct rxe2_av *av, struct sk_buff *skb,
-			  u16 sport)
+static int rxe2_tx_ip6(struct net *net, const struct rxe2_av *av,
+		       struct sk_buff *skb, u16 sport, bool local)
 {
 	struct flowi6 fl = {
 		.flowi6_proto = IPPROTO_UDP,
@@ -112,18 +124,25 @@ static int rxe2_tx_route6(struct net *net, struct net_device *ndev,
 		.fl6_sport = htons(sport),
 		.fl6_dport = htons(ROCE_V2_UDP_DPORT),
 	};
+	int hop_limit = av->hop_limit;
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6h;
 	unsigned int len = skb->len;
 
-	dst = ip6_route_output(net, NULL, &fl);
-	if (dst->error) {
-		int err = dst->error;
+	if (!local) {
+		dst = ip6_route_output(net, NULL, &fl);
+		if (dst->error) {
+			int err = dst->error;
 
-		dst_release(dst);
-		return err;
+			dst_release(dst);
+			return err;
+		}
+		skb_dst_set(skb, dst);
+		if (!hop_limit)
+			hop_limit = ip6_dst_hoplimit(dst);
+	} else if (!hop_limit) {
+		hop_limit = READ_ONCE(net->ipv6.devconf_all->hop_limit);
 	}
-	skb_dst_set(skb, dst);
 
 	skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
@@ -131,8 +150,7 @@ static int rxe2_tx_route6(struct net *net, struct net_device *ndev,
 	ip6_flow_hdr(ip6h, av->tclass, fl.flowlabel);
 	ip6h->payload_len = htons(len);
 	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = av->hop_limit ? av->hop_limit :
-			  ip6_dst_hoplimit(dst);
+	ip6h->hop_limit = hop_limit;
 	ip6h->saddr = av->saddr;
 	ip6h->daddr = av->daddr;
 	skb->protocol = htons(ETH_P_IPV6);
@@ -140,9 +158,52 @@ static int rxe2_tx_route6(struct net *net, struct net_device *ndev,
 	return 0;
 }
 
+static void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen)
+{
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
+	__le32 icrc;
+
+	icrc = cpu_to_le32(rxe2_icrc(skb, ipv6, iplen + sizeof(struct udphdr),
+				     tlen - RXE2_ICRC_LEN));
+	memcpy(skb_tail_pointer(skb) - RXE2_ICRC_LEN, &icrc, sizeof(icrc));
+}
+
+/*
+ * Show a loopback packet to the taps (tcpdump, packet sockets) of our
+ * netdev as if it left through it: a link-layer header addressed to the
+ * receiving device's netdev in front of the IP header, for the taps'
+ * clone only.  Packet sockets take their receive queue lock without
+ * disabling bottom halves, as on the transmit path: so do we.
+ */
+static void rxe2_tx_tap(struct net_device *ndev, struct rxe2_qp *to,
+			struct sk_buff *skb)
+{
+	struct net_device *dndev = rxe2_qp_rdev(to)->ndev;
+
+	skb->dev = ndev;
+	if (dev_hard_header(skb, ndev, ntohs(skb->protocol),
+			    dndev->dev_addr, NULL, skb->len) < 0)
+		goto out;
+	skb_reset_mac_header(skb);
+	local_bh_disable();
+	dev_queue_xmit_nit(skb, ndev);
+	local_bh_enable();
+out:
+	skb_pull(skb, skb_network_offset(skb));
+}
+
 /*
  * rxe2_tx_send() - add UDP and IP headers and the ICRC, route and send.
  * Consumes the skb.  Returns 0 or a negative errno (packet dropped).
+ * Caller: the runner of qp (holds its state_lock, sleepable).
+ *
+ * A packet to a GID of an rxe2 device in the same namespace (our own, or
+ * another device's on this host) is loopback: it is handed to the
+ * receiving QP directly (rxe2_qp_deliver()), without routing, netfilter
+ * or the lo device, in order, and marked trusted: no ICRC is computed or
+ * checked for it unless a tap watches our netdev, which then sees it
+ * with a valid ICRC.
  */
 int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb)
@@ -151,15 +212,22 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	struct net_device *ndev = rdev->ndev;
 	struct net *net = dev_net(ndev);
 	unsigned int tlen = skb->len;	/* BTH .. ICRC */
-	unsigned int iplen;
+	struct rxe2_qp *to;
 	struct udphdr *uh;
-	__le32 icrc;
+	bool local;
 	int ret;
 
 	/* a port that is down sends nothing (RC retries, then gives up) */
 	if (!READ_ONCE(rdev->port_active)) {
 		kfree_skb(skb);
 		return -ENETDOWN;
+	}
+	to = rxe2_rx_loop_target(net, &av->daddr,
+				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
+				 &local);
+	if (local && !to) {
+		kfree_skb(skb);
+		return 0;	/* as if the receiver dropped it */
 	}
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
@@ -170,20 +238,28 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	uh->check = 0;	/* RoCEv2: the ICRC protects the payload */
 
 	if (av->ipv6)
-		ret = rxe2_tx_route6(net, ndev, av, skb, sport);
+		ret = rxe2_tx_ip6(net, av, skb, sport, local);
 	else
-		ret = rxe2_tx_route4(net, ndev, av, skb, sport);
+		ret = rxe2_tx_ip4(net, av, skb, sport, local);
 	if (ret) {
+		if (to)
+			rxe2_qp_put(to);
 		kfree_skb(skb);
 		return ret;
 	}
-	iplen = av->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	icrc = cpu_to_le32(rxe2_icrc(skb, av->ipv6, iplen + sizeof(*uh),
-				     tlen - RXE2_ICRC_LEN));
-	memcpy(skb_tail_pointer(skb) - RXE2_ICRC_LEN, &icrc, sizeof(icrc));
 	skb->ip_summed = CHECKSUM_NONE;
 	skb->priority = av->tclass >> 5;
 
+	if (local) {
+		if (dev_nit_active(ndev)) {
+			rxe2_tx_icrc(skb, av->ipv6, tlen);
+			rxe2_tx_tap(ndev, to, skb);
+		}
+		rxe2_skb_cb(skb)->trusted = true;
+		rxe2_qp_deliver(qp, to, skb);
+		return 0;
+	}
+	rxe2_tx_icrc(skb, av->ipv6, tlen);
 	if (av->ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else

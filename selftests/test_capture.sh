@@ -37,11 +37,12 @@ check() {
 netdev_of() { rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'; }
 mac_of() { cat "/sys/class/net/$1/address"; }
 
-cap_pids=
+cap_pids= cap_files=
 # capture NETDEV FILE: tcpdump on NETDEV, RoCEv2 only, until cap_stop
 capture() {
 	tcpdump -i "$1" -nn -U --immediate-mode -Z root -w "$2" udp port 4791 2>"$2.err" &
 	cap_pids="$cap_pids $!"
+	cap_files="$cap_files $2"
 	_i=0
 	while ! grep -q "listening on" "$2.err" 2>/dev/null; do
 		_i=$((_i + 1))
@@ -53,11 +54,20 @@ capture() {
 cap_stop() {
 	# --immediate-mode: libpcap hands each packet over at once instead of
 	# a ring block at a time (a block not full at SIGINT would be lost);
-	# -U: tcpdump writes it at once
-	sleep 1
+	# -U: tcpdump writes it at once.  Under emulation tcpdump can still
+	# lag behind the traffic, and SIGINT ends it without draining what is
+	# queued for it: wait until no file has grown for a second (20 s max).
+	_n=0 _same=0 _size=-1
+	while [ $_same -lt 5 ] && [ $_n -lt 100 ]; do
+		sleep 0.2
+		_s=$(cat $cap_files 2>/dev/null | wc -c)
+		if [ "$_s" = "$_size" ]; then _same=$((_same + 1)); else _same=0; fi
+		_size=$_s
+		_n=$((_n + 1))
+	done
 	for _p in $cap_pids; do kill -INT "$_p" 2>/dev/null; done
 	for _p in $cap_pids; do wait "$_p" 2>/dev/null; done
-	cap_pids=
+	cap_pids= cap_files=
 }
 
 # pingpong SDEV SGID CDEV CGID: ibv_rc_pingpong server on SDEV, client on

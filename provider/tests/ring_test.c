@@ -259,7 +259,34 @@ static void test_post_send_checks(void)
 	POST(rc, EINVAL, "negative num_sge");
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_BIND_MW;
-	POST(rc, EINVAL, "BIND_MW");
+	memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
+	POST(rc, EINVAL, "BIND_MW without a window");
+	{
+		struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000105,
+				     .type = IBV_MW_TYPE_1 };
+		struct ibv_mr bmr = { .lkey = 0x1234 };
+
+		wr.bind_mw.mw = &mw;
+		wr.bind_mw.rkey = 0xc0000106;
+		wr.bind_mw.bind_info.mr = &bmr;
+		wr.bind_mw.bind_info.addr = 0x10000;
+		wr.bind_mw.bind_info.length = 4096;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+		POST(rc, EINVAL, "BIND_MW of a type 1 window");
+		mw.type = IBV_MW_TYPE_2;
+		POST(rc, 0, "BIND_MW of a type 2 window");
+		w = sq_wqe(rc, sq_prod(rc) - 1);
+		CHECK(w->opcode == IBV_WR_BIND_MW && w->ex == 0xc0000106 &&
+		      w->wr.bind_mw.mw_rkey == 0xc0000105 &&
+		      w->wr.bind_mw.mr_lkey == 0x1234 &&
+		      w->wr.bind_mw.addr == 0x10000 &&
+		      w->wr.bind_mw.length == 4096 &&
+		      w->wr.bind_mw.access == IBV_ACCESS_REMOTE_READ,
+		      "BIND_MW WQE");
+		wr.bind_mw.bind_info.mr = NULL;
+		POST(rc, EINVAL, "BIND_MW with a length and no MR");
+		memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
+	}
 	wr.opcode = IBV_WR_TSO;
 	POST(rc, EINVAL, "TSO");
 	wr.opcode = 77;
@@ -620,7 +647,10 @@ static void test_qp_ex(void)
 	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "UD RDMA op");
 	attr.qp_type = IBV_QPT_RC;
 	attr.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;
-	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "BIND_MW op");
+	CHECK(rxe2_send_check_attr(&attr) == 0, "RC BIND_MW op");
+	attr.qp_type = IBV_QPT_UD;
+	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "UD BIND_MW op");
+	attr.qp_type = IBV_QPT_RC;
 	attr.send_ops_flags = IBV_QP_EX_WITH_TSO;
 	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "TSO op");
 	attr.send_ops_flags = 1ull << 40;

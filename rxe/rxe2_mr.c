@@ -9,8 +9,9 @@
 #include "rxe2_verbs.h"
 
 /*
- * Fast-registration MRs: key bit 31 set, bits 30..8 an index into this
- * xarray (shared by all rxe2 devices; the PD check keeps devices apart),
+ * Fast-registration MRs: key bit 31 set, bit 30 clear, bits 29..8 an
+ * index into this xarray (shared by all rxe2 devices; the PD check keeps
+ * devices apart),
  * bits 7..0 the consumer's key part.
  */
 #define RXE2_FRMR_KEY_BIT	0x80000000u

@@ -192,10 +192,11 @@ out_unlock:
 	spin_unlock_irqrestore(&mw->lock, flags);
 out_rcu:
 	rcu_read_unlock();
-	if (old)
-		rxe2_mw_release_mr(old);
+	/* before waiting: the old MR may be this one */
 	if (mr)
 		rxe2_mr_put(mr);
+	if (old)
+		rxe2_mw_release_mr(old);
 	return status;
 }
 

@@ -159,8 +159,9 @@ int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
  * lkey == rkey.  The DMA MR of ib_alloc_pd() is not counted in max_mr.
  *
  * Fast-registration MRs (ib_alloc_mr) live in a key range of their own,
- * bit 31 set: bits 30..8 are an index that belongs to the MR for its
- * whole life, bits 7..0 the consumer's key part (ib_update_fast_reg_key),
+ * bit 31 set, bit 30 clear (windows have both): bits 29..8 are an index
+ * that belongs to the MR for its whole life, bits 7..0 the consumer's
+ * key part (ib_update_fast_reg_key),
  * which IB_WR_REG_MR makes current.  Such an MR is FREE (no key works)
  * until a REG_MR makes it VALID under the WR's key, and FREE again after
  * LOCAL_INV or a remote SEND_WITH_INV naming that key.

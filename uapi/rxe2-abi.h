@@ -110,8 +110,7 @@ struct rxe2_send_wqe {
 	__u32 send_flags;
 	__u32 num_sge;
 	__u32 inline_len;
-	__u32 ex;		/* imm_data (big endian), invalidate_rkey, or
-				 * BIND_MW's new rkey */
+	__u32 ex;		/* imm_data (BE), invalidate_rkey, new rkey */
 	__u32 reserved0;
 	union {
 		struct {

@@ -660,6 +660,43 @@ static void test_qp_ex(void)
 	CHECK(rxe2_send_check_attr(&attr) == 0, "RC ops");
 }
 
+static void test_qp_ex_bind(void)
+{
+	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 4, 1, 0,
+				     IBV_QP_EX_WITH_BIND_MW);
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+	struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000300,
+			     .type = IBV_MW_TYPE_2 };
+	struct ibv_mr mr = { .lkey = 0x4321 };
+	struct ibv_mw_bind_info bi = { .mr = &mr, .addr = 0x2000,
+				       .length = 512,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct rxe2_send_wqe *w;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 9;
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000301, &bi);
+	CHECK(ibv_wr_complete(qpx) == 0 && sq_prod(qp) == 1 &&
+	      doorbells(qp) == 1, "wr_bind_mw posted");
+	w = sq_wqe(qp, 0);
+	CHECK(w->opcode == IBV_WR_BIND_MW && w->wr_id == 9 &&
+	      w->ex == 0xc0000301 && w->wr.bind_mw.mw_rkey == 0xc0000300 &&
+	      w->wr.bind_mw.mr_lkey == 0x4321 &&
+	      w->wr.bind_mw.addr == 0x2000 && w->wr.bind_mw.length == 512 &&
+	      w->wr.bind_mw.access == IBV_ACCESS_REMOTE_WRITE,
+	      "wr_bind_mw WQE");
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000302, &bi);
+	ibv_wr_set_sge(qpx, 1, 0x1000, 8);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && sq_prod(qp) == 1,
+	      "wr_bind_mw takes no data");
+	mw.type = IBV_MW_TYPE_1;
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000302, &bi);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && sq_prod(qp) == 1,
+	      "wr_bind_mw of a type 1 window");
+}
+
 static void test_qp_ex_ud(void)
 {
 	struct rxe2_qp *qp = fake_qp(IBV_QPT_UD, 4, 1, 0,
@@ -698,6 +735,7 @@ int main(void)
 	test_poll_cq();
 	test_poll_cq_ex();
 	test_qp_ex();
+	test_qp_ex_bind();
 	test_qp_ex_ud();
 
 	printf("%d checks, %d failures\n", checks, failures);

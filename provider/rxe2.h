@@ -288,6 +288,10 @@ int rxe2_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int rxe2_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int rxe2_dealloc_mw(struct ibv_mw *mw);
+int rxe2_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 
 /* rxe2_cq.c */
 struct ibv_cq *rxe2_create_cq(struct ibv_context *ibctx, int cqe,

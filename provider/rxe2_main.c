@@ -21,13 +21,16 @@ static const struct verbs_match_ent rxe2_match_table[] = {
 static void rxe2_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops rxe2_ctx_ops = {
+	.alloc_mw = rxe2_alloc_mw,
 	.alloc_pd = rxe2_alloc_pd,
+	.bind_mw = rxe2_bind_mw,
 	.create_ah = rxe2_create_ah,
 	.create_cq = rxe2_create_cq,
 	.create_cq_ex = rxe2_create_cq_ex,
 	.create_qp = rxe2_create_qp,
 	.create_qp_ex = rxe2_create_qp_ex,
 	.create_srq = rxe2_create_srq,
+	.dealloc_mw = rxe2_dealloc_mw,
 	.dealloc_pd = rxe2_dealloc_pd,
 	.dereg_mr = rxe2_dereg_mr,
 	.destroy_ah = rxe2_destroy_ah,

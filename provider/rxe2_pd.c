@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * librxe2: protection domains and memory regions.  Both live entirely
- * in the kernel; the process keeps only handles and keys.
+ * librxe2: protection domains, memory regions and memory windows.  They
+ * live entirely in the kernel; the process keeps only handles and keys.
+ * Binding a window is a send WQE (rxe2_send.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,5 +72,37 @@ int rxe2_dereg_mr(struct verbs_mr *vmr)
 	if (err)
 		return err;
 	free(vmr);
+	return 0;
+}
+
+struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibv_alloc_mw cmd = {};
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+int rxe2_dealloc_mw(struct ibv_mw *mw)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_mw(mw);
+	if (err)
+		return err;
+	free(mw);
 	return 0;
 }

@@ -29,6 +29,7 @@ RXE2_SAME_OPCODE(ATOMIC_CMP_AND_SWP);
 RXE2_SAME_OPCODE(ATOMIC_FETCH_AND_ADD);
 RXE2_SAME_OPCODE(LOCAL_INV);
 RXE2_SAME_OPCODE(SEND_WITH_INV);
+RXE2_SAME_OPCODE(BIND_MW);
 #define RXE2_PIN_DB(field)						\
 	_Static_assert(offsetof(struct rxe2_doorbell_cmd, core.field) ==	\
 		       sizeof(struct ib_uverbs_cmd_hdr) +			\
@@ -58,12 +59,14 @@ _Static_assert(sizeof(struct ib_uverbs_post_send_resp) == 4,
 			 RXE2_OP(IBV_WR_RDMA_READ) |			\
 			 RXE2_OP(IBV_WR_ATOMIC_CMP_AND_SWP) |		\
 			 RXE2_OP(IBV_WR_ATOMIC_FETCH_AND_ADD) |		\
-			 RXE2_OP(IBV_WR_LOCAL_INV))
+			 RXE2_OP(IBV_WR_LOCAL_INV) |			\
+			 RXE2_OP(IBV_WR_BIND_MW))
 #define RXE2_UC_OPCODES (RXE2_OP(IBV_WR_SEND) |				\
 			 RXE2_OP(IBV_WR_SEND_WITH_IMM) |		\
 			 RXE2_OP(IBV_WR_RDMA_WRITE) |			\
 			 RXE2_OP(IBV_WR_RDMA_WRITE_WITH_IMM) |		\
-			 RXE2_OP(IBV_WR_LOCAL_INV))
+			 RXE2_OP(IBV_WR_LOCAL_INV) |			\
+			 RXE2_OP(IBV_WR_BIND_MW))
 #define RXE2_UD_OPCODES (RXE2_OP(IBV_WR_SEND) |				\
 			 RXE2_OP(IBV_WR_SEND_WITH_IMM))
 
@@ -93,6 +96,7 @@ static const struct {
 	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
 	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
 	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
+	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
 };
 
 static uint32_t rxe2_qp_type_opcodes(enum ibv_qp_type type)
@@ -190,8 +194,34 @@ static int rxe2_copy_inline(struct rxe2_qp *qp, struct rxe2_send_wqe *wqe,
 	return 0;
 }
 
+/*
+ * A bind names the window by its current rkey and the MR by its lkey;
+ * the kernel checks everything else (IBV_WC_MW_BIND_ERR).  Type 1
+ * windows are bound only through ibv_bind_mw (type1_ok), type 2 only
+ * through a BIND_MW work request.
+ */
+static int rxe2_set_bind_mw(struct rxe2_qp *qp, struct rxe2_send_wqe *wqe,
+			    struct ibv_mw *mw, uint32_t rkey,
+			    const struct ibv_mw_bind_info *info, bool type1_ok)
+{
+	if (!mw || mw->context != qp->vqp.qp.context ||
+	    (mw->type != IBV_MW_TYPE_2 && !(type1_ok &&
+					      mw->type == IBV_MW_TYPE_1)))
+		return EINVAL;
+	if (!info->mr && info->length)
+		return EINVAL;
+	wqe->ex = rkey;
+	wqe->wr.bind_mw.mw_rkey = mw->rkey;
+	wqe->wr.bind_mw.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->wr.bind_mw.addr = info->addr;
+	wqe->wr.bind_mw.length = info->length;
+	wqe->wr.bind_mw.access = info->mw_access_flags;
+	return 0;
+}
+
 /* Validate one work request and write it into the slot at qp->sq.mine */
-static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr)
+static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr,
+			       bool type1_ok)
 {
 	struct ibv_qp *ibqp = &qp->vqp.qp;
 	uint32_t op = (uint32_t)wr->opcode;
@@ -277,9 +307,13 @@ static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr)
 		break;
 	}
 
-	/* a local invalidate moves no data */
+	/* a local invalidate or a bind moves no data */
 	if (wr->opcode == IBV_WR_LOCAL_INV)
 		return 0;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return rxe2_set_bind_mw(qp, wqe, wr->bind_mw.mw,
+					wr->bind_mw.rkey,
+					&wr->bind_mw.bind_info, type1_ok);
 
 	if (wr->send_flags & IBV_SEND_INLINE)
 		return rxe2_copy_inline(qp, wqe, wr->sg_list, wr->num_sge);
@@ -302,8 +336,8 @@ static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr)
  * back (the kernel may already have read the producer) and run at the
  * next doorbell, or complete in error if the QP fails.
  */
-int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
+static int rxe2_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			      struct ibv_send_wr **bad_wr, bool type1_ok)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	uint32_t start, posted, room = 0;
@@ -327,7 +361,7 @@ int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			if (err)
 				break;
 		}
-		err = rxe2_build_send_wqe(qp, wr);
+		err = rxe2_build_send_wqe(qp, wr, type1_ok);
 		if (err)
 			break;
 		qp->sq.mine++;
@@ -346,6 +380,37 @@ int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	db_err = rxe2_ring_doorbell(qp);
 	return err ? err : db_err;
+}
+
+int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	return rxe2_post_send_wrs(ibqp, wr, bad_wr, false);
+}
+
+/*
+ * ibv_bind_mw (type 1; libibverbs has checked the type and the PDs): a
+ * BIND_MW WQE with the next key part, which becomes mw->rkey once
+ * posted.  The bind completes (or fails, IBV_WC_MW_BIND_ERR) on the
+ * send CQ like any other WR.
+ */
+int rxe2_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	int err;
+
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	err = rxe2_post_send_wrs(ibqp, &wr, &bad, true);
+	if (err)
+		return err;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -573,7 +638,8 @@ static struct rxe2_send_wqe *rxe2_wr_data_wqe(struct rxe2_qp *qp)
 {
 	struct rxe2_send_wqe *wqe = rxe2_wr_cur(qp);
 
-	if (wqe && wqe->opcode == IBV_WR_LOCAL_INV) {
+	if (wqe && (wqe->opcode == IBV_WR_LOCAL_INV ||
+		    wqe->opcode == IBV_WR_BIND_MW)) {
 		rxe2_wr_fail(qp, EINVAL);
 		return NULL;
 	}
@@ -675,20 +741,22 @@ static void rxe2_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 	qp->wr_cur_ud = true;
 }
 
-/* Builders for what rxe2 does not do: refused at wr_complete */
 static void rxe2_wr_bind_mw(struct ibv_qp_ex *ibqpx, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *bind_info)
 {
 	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
+	struct rxe2_send_wqe *wqe = rxe2_wr_new(ibqpx, IBV_WR_BIND_MW);
+	int err;
 
-	(void)mw;
-	(void)rkey;
-	(void)bind_info;
-	rxe2_wr_close_cur(qp);
-	rxe2_wr_fail(qp, EOPNOTSUPP);
+	if (!wqe)
+		return;
+	err = rxe2_set_bind_mw(qp, wqe, mw, rkey, bind_info, false);
+	if (err)
+		rxe2_wr_fail(qp, err);
 }
 
+/* Builders for what rxe2 does not do: refused at wr_complete */
 static void rxe2_wr_send_tso(struct ibv_qp_ex *ibqpx, void *hdr,
 			     uint16_t hdr_sz, uint16_t mss)
 {

@@ -86,6 +86,7 @@ struct rxe2_dev {
 	struct rxe2_table cq_table;
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
+	atomic_t mw_count;		/* memory windows, against attr.max_mw */
 
 	atomic64_t rx_dropped;		/* RoCEv2 packets refused, see rxe2_net.c */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */

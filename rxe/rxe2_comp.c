@@ -27,6 +27,8 @@ static u32 rxe2_wc_opcode(u32 op)
 		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	case IB_WR_REG_MR:		/* kernel QPs only */
 		return IB_WC_REG_MR;
 	default:

@@ -65,14 +65,16 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	 * Only what the verbs and the data path implement.
 	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,
 	 * IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV, which nvme-rdma and
-	 * other kernel consumers require; memory windows are not part of
-	 * it yet.
+	 * other kernel consumers require.  MEM_WINDOW, TYPE_2B: memory
+	 * windows of type 1 and 2B (rxe2_mw.c).
 	 */
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SRQ_RESIZE |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/* rdma link delete */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = p->max_send_sge;
@@ -81,6 +83,7 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->max_cq = p->max_cq;
 	a->max_cqe = p->max_cqe;
 	a->max_mr = p->max_mr;
+	a->max_mw = p->max_mr;
 	a->max_pd = p->max_pd;
 	a->max_qp_rd_atom = RXE2_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = RXE2_MAX_RD_ATOM;
@@ -385,9 +388,11 @@ static const struct ib_device_ops rxe2_dev_ops = {
 
 	.add_gid = rxe2_add_gid,
 	.alloc_mr = rxe2_alloc_mr,
+	.alloc_mw = rxe2_alloc_mw,
 	.alloc_hw_port_stats = rxe2_alloc_hw_port_stats,
 	.alloc_ucontext = rxe2_alloc_ucontext,
 	.dealloc_driver = rxe2_dealloc_driver,
+	.dealloc_mw = rxe2_dealloc_mw,
 	.dealloc_ucontext = rxe2_dealloc_ucontext,
 	.del_gid = rxe2_del_gid,
 	.disassociate_ucontext = rxe2_disassociate_ucontext,
@@ -401,6 +406,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.query_pkey = rxe2_query_pkey,
 	.query_port = rxe2_query_port,
 
+	INIT_RDMA_OBJ_SIZE(ib_mw, rxe2_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rxe2_ucontext, ibuc),
 };
 

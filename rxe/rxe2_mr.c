@@ -9,12 +9,13 @@
 #include "rxe2_verbs.h"
 
 /*
- * Fast-registration MRs: key bit 31 set, bits 30..8 an index into this
- * xarray (shared by all rxe2 devices; the PD check keeps devices apart),
+ * Fast-registration MRs: key bit 31 set, bit 30 clear, bits 29..8 an
+ * index into this xarray (shared by all rxe2 devices; the PD check keeps
+ * devices apart),
  * bits 7..0 the consumer's key part.
  */
 #define RXE2_FRMR_KEY_BIT	0x80000000u
-#define RXE2_FRMR_INDEX_MAX	0x7fffffu
+#define RXE2_FRMR_INDEX_MAX	0x3fffffu	/* bit 30 set: memory windows */
 #define RXE2_FRMR_MIN_SHIFT	9	/* 512-byte pages at least */
 #define RXE2_FRMR_MAX_SHIFT	30
 
@@ -33,7 +34,8 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 
 /* what an MR may grant; IB_ACCESS_OPTIONAL bits are hints we may ignore */
 #define RXE2_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 static int rxe2_mr_check_access(int access)
 {
@@ -182,6 +184,9 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct rxe2_dev *rdev = to_rdev(ibmr->device);
 	struct rxe2_mr *mr = to_rmr(ibmr);
 
+	/* IBTA 10.6.7.2.6: not while memory windows are bound to it */
+	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0)
+		return -EBUSY;
 	/* no new lookups, then wait for the ones in flight */
 	if (mr->type == RXE2_MR_FAST)
 		xa_erase(&rxe2_frmr_xa, rxe2_frmr_index(mr->key));
@@ -410,7 +415,7 @@ out:
  * LOCAL_INV, or SEND_WITH_INV received: the key must be the current key
  * of a fast MR of the QP's PD.  Keys of other MRs (ibv_reg_mr, the DMA
  * MR) cannot be invalidated: IBTA allows invalidation only of fast-
- * registered MRs and memory windows (which rxe2 does not have yet).
+ * registered MRs and type 2 memory windows (rxe2_mw_invalidate()).
  * Invalidating a FREE MR under its current key succeeds and changes
  * nothing (rdma_rxe does the same).  Before returning, waits until no
  * access that looked the MR up before it went FREE is still running,
@@ -418,11 +423,14 @@ out:
  */
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key)
 {
-	struct rxe2_mr *mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	struct rxe2_mr *mr;
 	unsigned long flags;
 	bool drain = false;
 	int status = IB_WC_LOC_QP_OP_ERR;
 
+	if (rxe2_key_is_mw(key))
+		return rxe2_mw_invalidate(qp, key);
+	mr = rxe2_frmr_find(key, qp->ibqp.pd);
 	if (!mr)
 		return status;
 	spin_lock_irqsave(&mr->lock, flags);

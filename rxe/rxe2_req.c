@@ -31,13 +31,15 @@ static bool rxe2_is_atomic(u32 op)
 /* memory operations the requester executes itself: no packets */
 static bool rxe2_is_local_op(u32 op)
 {
-	return op == IB_UVERBS_WR_LOCAL_INV || op == IB_WR_REG_MR;
+	return op == IB_UVERBS_WR_LOCAL_INV || op == IB_WR_REG_MR ||
+	       op == IB_UVERBS_WR_BIND_MW;
 }
 
 /*
- * BIND_MW is not here: memory windows are not implemented yet, so it
- * completes with LOC_QP_OP_ERR.  IB_WR_REG_MR exists only in the kernel's
- * opcode space (0x20, no uverbs value): a process cannot post it.
+ * IB_WR_REG_MR exists only in the kernel's opcode space (0x20, no uverbs
+ * value): a process cannot post it.  BIND_MW comes only from processes
+ * (the kernel has no memory window verbs); the window names itself in
+ * the WQE.
  */
 static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 {
@@ -48,6 +50,9 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 	case IB_WR_REG_MR:
 		return !qp->is_user && (qp->ibqp.qp_type == IB_QPT_RC ||
 					qp->ibqp.qp_type == IB_QPT_UC);
+	case IB_UVERBS_WR_BIND_MW:
+		return qp->is_user && (qp->ibqp.qp_type == IB_QPT_RC ||
+				       qp->ibqp.qp_type == IB_QPT_UC);
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return true;
@@ -384,8 +389,9 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 }
 
 /*
- * LOCAL_INV and REG_MR run when the requester reaches them, in SQ order,
- * so a REG_MR takes effect before any later WQE's packet leaves.  A
+ * LOCAL_INV, REG_MR and BIND_MW run when the requester reaches them, in
+ * SQ order, so a REG_MR or a bind takes effect before any later WQE's
+ * packet leaves.  A
  * LOCAL_INV also waits until every earlier WQE is complete: an earlier
  * WQE may still have to retransmit (or place READ data) through the MR
  * it invalidates, and IB_SEND_FENCE (the IBTA's way to order an
@@ -402,6 +408,8 @@ static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
 		if (qp->sq.dev_index != idx)
 			return false;
 		status = rxe2_mr_invalidate(qp, w->ex);
+	} else if (w->opcode == IB_UVERBS_WR_BIND_MW) {
+		status = rxe2_mw_bind(qp, w);
 	} else {
 		status = rxe2_mr_reg_fast(qp, (u32)w->wr.rdma.remote_addr,
 					  w->ex, w->wr.rdma.rkey);

@@ -208,7 +208,12 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 va,
 
 	if (!(qp->attr.qp_access_flags & access))
 		return NULL;
-	mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd, access);
+	/* a window checks its own range and access, and yields its MR */
+	if (rxe2_key_is_mw(rkey))
+		mr = rxe2_mw_lookup(qp, rkey, va, len, access);
+	else
+		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd,
+				    access);
 	if (!mr)
 		return NULL;
 	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, va, len)) {
@@ -269,8 +274,9 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				ex = be32_to_cpu((__force __be32)ex);
 				/*
 				 * Invalidate before the completion.  A key
-				 * that names no fast MR of our PD (an
-				 * ibv_reg_mr MR, a stale key, nothing) is
+				 * that names no fast MR or type 2 window
+				 * of our PD (an ibv_reg_mr MR, a type 1
+				 * window, a stale key, nothing) is
 				 * IBTA's class J error: the receive WQE
 				 * completes with REM_INV_REQ_ERR (as in
 				 * rdma_rxe), the requester gets an invalid

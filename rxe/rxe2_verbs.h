@@ -38,6 +38,13 @@ void rxe2_table_publish(struct rxe2_table *t, u32 index, void *obj);
 #define RXE2_INDEX_MAX	0xffffffu	/* PD, AH (ah_num), CQ, SRQ */
 #define RXE2_MR_KEY_MIN	0x100u		/* index 0 is never used */
 #define RXE2_MR_KEY_MAX	0x7fffffffu	/* bit 31: fast-registration MRs */
+/* bits 31 and 30 both set: memory windows (rxe2_mw.c) */
+#define RXE2_MW_KEY_BITS	0xc0000000u
+
+static inline bool rxe2_key_is_mw(u32 key)
+{
+	return (key & RXE2_MW_KEY_BITS) == RXE2_MW_KEY_BITS;
+}
 
 /*
  * rxe2_ring.c: one queue (SQ, RQ, SRQ or CQ) laid out as in
@@ -152,8 +159,9 @@ int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
  * lkey == rkey.  The DMA MR of ib_alloc_pd() is not counted in max_mr.
  *
  * Fast-registration MRs (ib_alloc_mr) live in a key range of their own,
- * bit 31 set: bits 30..8 are an index that belongs to the MR for its
- * whole life, bits 7..0 the consumer's key part (ib_update_fast_reg_key),
+ * bit 31 set, bit 30 clear (windows have both): bits 29..8 are an index
+ * that belongs to the MR for its whole life, bits 7..0 the consumer's
+ * key part (ib_update_fast_reg_key),
  * which IB_WR_REG_MR makes current.  Such an MR is FREE (no key works)
  * until a REG_MR makes it VALID under the WR's key, and FREE again after
  * LOCAL_INV or a remote SEND_WITH_INV naming that key.
@@ -198,6 +206,8 @@ struct rxe2_mr {
 	refcount_t ref;			/* table's + one per lookup */
 	struct completion released;	/* last lookup reference gone */
 	struct rcu_head rcu;		/* lookups run under RCU */
+	/* memory windows bound to it; -1 once dereg has begun */
+	atomic_t num_mw;
 };
 
 struct rxe2_qp;
@@ -233,6 +243,40 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  */
 int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
+
+/*
+ * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30
+ * set, bits 29..8 an index the window keeps for life, bits 7..0 the key
+ * part the consumer changes at each bind.  A window is FREE or VALID
+ * (enum rxe2_mr_state); a VALID window counts in its MR's num_mw, which
+ * keeps the MR from being deregistered (EBUSY).
+ */
+struct rxe2_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;		/* everything below */
+	u8 state;			/* enum rxe2_mr_state */
+	u32 key;			/* current rkey */
+	u32 qpn;			/* type 2: the QP it was bound through */
+	struct rxe2_mr *mr;		/* VALID: the MR it opens */
+	u64 addr;			/* VALID: the window, in the MR's VAs */
+	u64 length;
+	int access;			/* IB_ACCESS_REMOTE_* */
+};
+
+int rxe2_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int rxe2_dealloc_mw(struct ib_mw *ibmw);
+/*
+ * From the data path (the QP's state_lock held): BIND_MW returns 0 or
+ * IB_WC_MW_BIND_ERR; invalidation 0 or IB_WC_LOC_QP_OP_ERR.
+ * rxe2_mw_lookup() resolves a window rkey for a remote access of
+ * [va, va + len) through @qp into its MR, with a reference like
+ * rxe2_mr_lookup(), or NULL.
+ */
+struct rxe2_send_wqe;
+int rxe2_mw_bind(struct rxe2_qp *qp, const struct rxe2_send_wqe *w);
+int rxe2_mw_invalidate(struct rxe2_qp *qp, u32 key);
+struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 va, u64 len,
+			       int access);
 
 /* rxe2_cq.c */
 struct rxe2_cq {

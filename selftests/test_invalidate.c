@@ -3,8 +3,9 @@
  * Invalidation as user space sees it.  IBTA lets a consumer invalidate
  * only fast-registered MRs and memory windows; an MR from ibv_reg_mr can
  * be neither.  User space cannot fast-register (no ibv_ verb posts
- * IB_WR_REG_MR), and rxe2 has no memory windows yet, so every key a
- * process can name here is one that must not be invalidated:
+ * IB_WR_REG_MR); type 2 memory windows can be invalidated, and
+ * test_mw.c covers them.  Every key named here is one that must not be
+ * invalidated:
  *
  * - SEND_WITH_INV naming an ibv_reg_mr rkey, or a key naming nothing:
  *   IBTA class J error at the responder.  The receive completes with
@@ -16,9 +17,10 @@
  *   completes with LOC_QP_OP_ERR, opcode LOCAL_INV (what rdma_rxe does),
  *   the QP goes to ERROR, the MR keeps working.
  *
- * Memory windows: ibv_alloc_mw fails with EOPNOTSUPP and the provider
- * refuses IBV_WR_BIND_MW at post time with EINVAL (a BIND_MW WQE written
- * into the ring anyway would complete with LOC_QP_OP_ERR).
+ * - The rkey of a bound type 1 memory window (IBTA: type 1 windows are
+ *   never invalidated, only rebound) and an unallocated window key:
+ *   SEND_WITH_INV is the class J error above, LOCAL_INV LOC_QP_OP_ERR;
+ *   the window keeps working.
  *
  * The successful paths (fast registration, LOCAL_INV and SEND_WITH_INV
  * of a fast-registered rkey, IB_WC_WITH_INVALIDATE with the rkey) are
@@ -26,6 +28,7 @@
  * The exact statuses are asserted on rxe2; on another device
  * (RXE2_DEV=rxe0) they are reported only.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,29 +166,66 @@ static void local_inv(uint32_t key, const char *what)
 	mrs_alive(name);
 }
 
-/* rxe2 has no memory windows yet: say so exactly */
-static void memory_windows(void)
+/* a bound type 1 window: its rkey cannot be invalidated */
+static void type1_window(void)
 {
-	struct ibv_send_wr wr = { 0 }, *bad = NULL;
+	struct ibv_mw_bind mb = { 0 };
+	struct dp_wc_want w;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
 	struct dp_qp a, b;
 
-	if (!dev.rxe2) {
-		tap_skip("memory windows: rxe2 only");
+	mr = dp_reg(dev.pd, bbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+		    IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_1);
+	if (!mw) {
+		tap_skip("type 1 window: ibv_alloc_mw: %s", strerror(errno));
+		ibv_dereg_mr(mr);
 		return;
 	}
-	tap_null_errno(ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2), EOPNOTSUPP,
-		       "(rxe2) ibv_alloc_mw: EOPNOTSUPP (no memory windows yet)");
 	if (!pair(&a, &b)) {
-		tap_ok(false, "BIND_MW: QP pair");
-		return;
+		tap_ok(false, "type 1 window: QP pair");
+		goto out;
 	}
-	wr.wr_id = 0x70;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	tap_ret_errno(ibv_post_send(a.qp, &wr, &bad), EINVAL,
-		      "(rxe2) post BIND_MW: EINVAL, refused by the provider");
+	mb.wr_id = 0x80;
+	mb.send_flags = IBV_SEND_SIGNALED;
+	mb.bind_info.mr = mr;
+	mb.bind_info.addr = (uintptr_t)bbuf;
+	mb.bind_info.length = LEN;
+	mb.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	w = dp_want(0x80, IBV_WC_BIND_MW);
+	if (!tap_ret_errno(ibv_bind_mw(b.qp, mw, &mb), 0,
+			   "type 1 window: ibv_bind_mw") ||
+	    !dp_expect(b.scq, &w, "type 1 window: bound")) {
+		dp_qp_free(&a);
+		dp_qp_free(&b);
+		goto out;
+	}
 	dp_qp_free(&a);
 	dp_qp_free(&b);
+	send_with_inv(mw->rkey, "a type 1 window's rkey");
+	local_inv(mw->rkey, "a type 1 window's rkey");
+	/* bits 31 and 30: the window key range, nothing allocated there */
+	send_with_inv(0xffffff00u, "an unallocated window key");
+	local_inv(0xffffff00u, "an unallocated window key");
+	/* the window still opens bbuf */
+	if (pair(&a, &b)) {
+		dp_fill(abuf, 64, ++seed);
+		memset(bbuf, 0, 64);
+		w = dp_want(0x81, IBV_WC_RDMA_WRITE);
+		if (tap_ret_errno(dp_post_send1(a.qp, 0x81, IBV_WR_RDMA_WRITE,
+						abuf, 64, amr->lkey,
+						(uintptr_t)bbuf, mw->rkey, 0),
+				  0, "type 1 window: post WRITE") &&
+		    dp_expect(a.scq, &w, "type 1 window: WRITE still works"))
+			tap_ok(dp_verify(bbuf, 64, seed) < 0,
+			       "type 1 window: data byte-exact");
+		dp_qp_free(&a);
+		dp_qp_free(&b);
+	}
+out:
+	tap_ret_errno(ibv_dealloc_mw(mw), 0, "type 1 window: dealloc");
+	tap_ret_errno(ibv_dereg_mr(mr), 0, "type 1 window: dereg its MR");
 }
 
 int main(void)
@@ -206,7 +246,7 @@ int main(void)
 	send_with_inv(0x80ffff00u, "an unallocated fast-registration key");
 	local_inv(amr->lkey, "an ibv_reg_mr lkey");
 	local_inv(amr->lkey ^ 0x40000000u, "a key naming no MR");
-	memory_windows();
+	type1_window();
 
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);

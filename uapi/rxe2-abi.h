@@ -110,7 +110,7 @@ struct rxe2_send_wqe {
 	__u32 send_flags;
 	__u32 num_sge;
 	__u32 inline_len;
-	__u32 ex;		/* imm_data (big endian) or invalidate_rkey */
+	__u32 ex;		/* imm_data (BE), invalidate_rkey, new rkey */
 	__u32 reserved0;
 	union {
 		struct {
@@ -125,6 +125,20 @@ struct rxe2_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		/*
+		 * IB_UVERBS_WR_BIND_MW: the new rkey is in ex.  mw_rkey is
+		 * the window's rkey before the bind (its index names the
+		 * window); access is IB_UVERBS_ACCESS_* bits.  A type 1
+		 * unbind has length 0 and mr_lkey 0.
+		 */
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 mw_rkey;
+			__u32 access;
+			__u32 reserved;
+		} bind_mw;
 		struct {
 			__u32 ah_num;	/* from rxe2_create_ah_resp */
 			__u32 remote_qpn;

@@ -259,7 +259,34 @@ static void test_post_send_checks(void)
 	POST(rc, EINVAL, "negative num_sge");
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_BIND_MW;
-	POST(rc, EINVAL, "BIND_MW");
+	memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
+	POST(rc, EINVAL, "BIND_MW without a window");
+	{
+		struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000105,
+				     .type = IBV_MW_TYPE_1 };
+		struct ibv_mr bmr = { .lkey = 0x1234 };
+
+		wr.bind_mw.mw = &mw;
+		wr.bind_mw.rkey = 0xc0000106;
+		wr.bind_mw.bind_info.mr = &bmr;
+		wr.bind_mw.bind_info.addr = 0x10000;
+		wr.bind_mw.bind_info.length = 4096;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+		POST(rc, EINVAL, "BIND_MW of a type 1 window");
+		mw.type = IBV_MW_TYPE_2;
+		POST(rc, 0, "BIND_MW of a type 2 window");
+		w = sq_wqe(rc, sq_prod(rc) - 1);
+		CHECK(w->opcode == IBV_WR_BIND_MW && w->ex == 0xc0000106 &&
+		      w->wr.bind_mw.mw_rkey == 0xc0000105 &&
+		      w->wr.bind_mw.mr_lkey == 0x1234 &&
+		      w->wr.bind_mw.addr == 0x10000 &&
+		      w->wr.bind_mw.length == 4096 &&
+		      w->wr.bind_mw.access == IBV_ACCESS_REMOTE_READ,
+		      "BIND_MW WQE");
+		wr.bind_mw.bind_info.mr = NULL;
+		POST(rc, EINVAL, "BIND_MW with a length and no MR");
+		memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
+	}
 	wr.opcode = IBV_WR_TSO;
 	POST(rc, EINVAL, "TSO");
 	wr.opcode = 77;
@@ -620,7 +647,10 @@ static void test_qp_ex(void)
 	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "UD RDMA op");
 	attr.qp_type = IBV_QPT_RC;
 	attr.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;
-	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "BIND_MW op");
+	CHECK(rxe2_send_check_attr(&attr) == 0, "RC BIND_MW op");
+	attr.qp_type = IBV_QPT_UD;
+	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "UD BIND_MW op");
+	attr.qp_type = IBV_QPT_RC;
 	attr.send_ops_flags = IBV_QP_EX_WITH_TSO;
 	CHECK(rxe2_send_check_attr(&attr) == EOPNOTSUPP, "TSO op");
 	attr.send_ops_flags = 1ull << 40;
@@ -628,6 +658,43 @@ static void test_qp_ex(void)
 	attr.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_INV |
 			      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
 	CHECK(rxe2_send_check_attr(&attr) == 0, "RC ops");
+}
+
+static void test_qp_ex_bind(void)
+{
+	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 4, 1, 0,
+				     IBV_QP_EX_WITH_BIND_MW);
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+	struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000300,
+			     .type = IBV_MW_TYPE_2 };
+	struct ibv_mr mr = { .lkey = 0x4321 };
+	struct ibv_mw_bind_info bi = { .mr = &mr, .addr = 0x2000,
+				       .length = 512,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct rxe2_send_wqe *w;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 9;
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000301, &bi);
+	CHECK(ibv_wr_complete(qpx) == 0 && sq_prod(qp) == 1 &&
+	      doorbells(qp) == 1, "wr_bind_mw posted");
+	w = sq_wqe(qp, 0);
+	CHECK(w->opcode == IBV_WR_BIND_MW && w->wr_id == 9 &&
+	      w->ex == 0xc0000301 && w->wr.bind_mw.mw_rkey == 0xc0000300 &&
+	      w->wr.bind_mw.mr_lkey == 0x4321 &&
+	      w->wr.bind_mw.addr == 0x2000 && w->wr.bind_mw.length == 512 &&
+	      w->wr.bind_mw.access == IBV_ACCESS_REMOTE_WRITE,
+	      "wr_bind_mw WQE");
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000302, &bi);
+	ibv_wr_set_sge(qpx, 1, 0x1000, 8);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && sq_prod(qp) == 1,
+	      "wr_bind_mw takes no data");
+	mw.type = IBV_MW_TYPE_1;
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, &mw, 0xc0000302, &bi);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && sq_prod(qp) == 1,
+	      "wr_bind_mw of a type 1 window");
 }
 
 static void test_qp_ex_ud(void)
@@ -668,6 +735,7 @@ int main(void)
 	test_poll_cq();
 	test_poll_cq_ex();
 	test_qp_ex();
+	test_qp_ex_bind();
 	test_qp_ex_ud();
 
 	printf("%d checks, %d failures\n", checks, failures);

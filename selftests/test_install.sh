@@ -92,15 +92,16 @@ check "make -C provider install DESTDIR=..." \
 	make -s -C "$repo/provider" install DESTDIR="$inst"
 
 layout() {
-	local l=$inst$libdir
+	local l=$inst$libdir pc_libs
+	pc_libs=$(PKG_CONFIG_SYSROOT_DIR=$inst PKG_CONFIG_PATH=$l/pkgconfig \
+		pkg-config --libs librxe2) || return 1
 	[ -f "$l/librxe2.so.1.0.0" ] && [ ! -L "$l/librxe2.so.1.0.0" ] &&
 	[ "$(readlink "$l/librxe2.so.1")" = librxe2.so.1.0.0 ] &&
 	[ "$(readlink "$l/librxe2.so")" = librxe2.so.1 ] &&
 	[ "$(readlink "$inst$provdir/librxe2-rdmav34.so")" = ../librxe2.so.1.0.0 ] &&
 	[ -f "$inst/usr/include/infiniband/rxe2dv.h" ] &&
 	readelf -d "$l/librxe2.so.1.0.0" | grep -q 'SONAME.*\[librxe2.so.1\]' &&
-	[ "$(PKG_CONFIG_SYSROOT_DIR=$inst PKG_CONFIG_LIBDIR=$l/pkgconfig \
-		pkg-config --libs librxe2)" = "-L$l -lrxe2" ]
+	[ "${pc_libs% }" = "-L$l -lrxe2" ]
 }
 check "installed: librxe2.so.1 with soname and dev links, provider link, header, librxe2.pc" \
 	layout
@@ -156,7 +157,7 @@ int main(int argc, char **argv)
 APP
 check "an application builds with pkg-config librxe2 from the installed files" \
 	sh -c "cc -o '$stage/app' '$stage/app.c' \
-		\$(PKG_CONFIG_SYSROOT_DIR='$inst' PKG_CONFIG_LIBDIR='$inst$libdir/pkgconfig' \
+		\$(PKG_CONFIG_SYSROOT_DIR='$inst' PKG_CONFIG_PATH='$inst$libdir/pkgconfig' \
 		   pkg-config --cflags --libs librxe2) -libverbs"
 
 # The installed library directory laid over the real one (a read-only

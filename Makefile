@@ -41,17 +41,19 @@ demo: deps all
 deps:
 	tools/deps
 
-# DESTDIR stages everything under a directory (packaging, tests).
+# DESTDIR stages everything under a directory (packaging, tests);
+# PREFIX applies to librxe2 (the module goes where depmod looks).
 install: module provider
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
 	$(MAKE) -C provider install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
-# Kernel style and sparse over the module.
+# Kernel style and sparse over the module; the public header alone.
 lint:
 	tools/checkpatch
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 C=2 modules
+	$(MAKE) -C provider lint
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
@@ -65,5 +67,5 @@ help:
 	@echo "make check    run the selftests in one VM boot"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
-	@echo "make install  install the module and the provider on this machine"
-	@echo "make lint     checkpatch and sparse over the module"
+	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages)"
+	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

@@ -105,7 +105,13 @@ struct rxe2_device {
 
 struct rxe2_context {
 	struct verbs_context vctx;
+	/* what alloc_context's response said, for rxe2dv_query_device() */
+	uint32_t max_inline_recv;
+	uint32_t num_interconnects;
+	uint64_t dv_caps;		/* enum rxe2_dv_caps */
 };
+
+bool rxe2_is_rxe2_context(struct ibv_context *ibctx);
 
 static inline struct rxe2_context *to_rctx(struct ibv_context *ibctx)
 {

@@ -237,6 +237,10 @@ static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 
+	ctx->max_inline_recv = rsp.drv.max_inline_recv;
+	ctx->num_interconnects = rsp.drv.num_interconnects;
+	ctx->dv_caps = rsp.drv.dv_caps;
+
 	verbs_set_ops(&ctx->vctx, &rxe2_ctx_ops);
 	err = rxe2_check_ops(ctx);
 	if (err) {
@@ -264,6 +268,16 @@ static const struct verbs_device_ops rxe2_dev_ops = {
 	.uninit_device = rxe2_uninit_device,
 	.alloc_context = rxe2_alloc_context,
 };
+
+/*
+ * Direct verbs take any ibv_context; only one this copy of the provider
+ * opened carries a struct rxe2_context.
+ */
+bool rxe2_is_rxe2_context(struct ibv_context *ibctx)
+{
+	return ibctx && ibctx->device &&
+	       verbs_get_device(ibctx->device)->ops == &rxe2_dev_ops;
+}
 
 struct rxe2_libver {
 	unsigned int v[3];

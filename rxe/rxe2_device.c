@@ -292,17 +292,30 @@ static enum rdma_link_layer rxe2_get_link_layer(struct ib_device *ibdev,
 static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 			       struct ib_udata *udata)
 {
+	struct rxe2_dev *rdev = to_rdev(ibuc->device);
 	struct rxe2_alloc_context_cmd cmd;
 	struct rxe2_alloc_context_resp resp = {
 		.abi_version = RXE2_UVERBS_ABI_VERSION,
 		.send_wqe_hdr_size = RXE2_SEND_WQE_HDR_SIZE,
 		.recv_wqe_hdr_size = RXE2_RECV_WQE_HDR_SIZE,
 		.cqe_size = RXE2_CQE_SIZE,
+		/* no inline receive, PA MRs or shared MRs yet */
+		.max_inline_recv = 0,
+		.num_interconnects = rdev->ibdev.phys_port_cnt,
 	};
 
-	/* only librxe2 talks to us: it always sends the command */
+	/* the verbs' own attributes decide, so the two never disagree */
+	if (rdev->attr.kernel_cap_flags & IBK_ON_DEMAND_PAGING)
+		resp.dv_caps |= RXE2_DV_CAP_ODP;
+	if (rdev->attr.max_mw)
+		resp.dv_caps |= RXE2_DV_CAP_MW;
+
+	/*
+	 * Only librxe2 talks to us and it always sends the command.  A
+	 * provider older than the rxe2dv fields reads the first four.
+	 */
 	if (!udata || udata->inlen < sizeof(cmd) ||
-	    udata->outlen < sizeof(resp))
+	    udata->outlen < offsetofend(typeof(resp), cqe_size))
 		return -EINVAL;
 	if (ib_copy_from_udata(&cmd, udata, sizeof(cmd)))
 		return -EFAULT;
@@ -313,7 +326,8 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 				 udata->inlen - sizeof(cmd)))
 		return -EINVAL;
 
-	return ib_copy_to_udata(udata, &resp, sizeof(resp)) ? -EFAULT : 0;
+	return ib_copy_to_udata(udata, &resp,
+				min(sizeof(resp), udata->outlen)) ? -EFAULT : 0;
 }
 
 static void rxe2_dealloc_ucontext(struct ib_ucontext *ibuc)

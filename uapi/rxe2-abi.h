@@ -213,11 +213,32 @@ struct rxe2_alloc_context_cmd {
 	__u32 reserved;
 };
 
+/*
+ * Capabilities librxe2 reports through rxe2dv_query_device(); the bits
+ * are those of enum rxe2dv_device_caps in the public rxe2dv.h.
+ */
+enum rxe2_dv_caps {
+	RXE2_DV_CAP_ODP = 1 << 0,	/* on-demand paging MRs */
+	RXE2_DV_CAP_PA_MR = 1 << 1,	/* physical-address MRs */
+	RXE2_DV_CAP_SHARED_MR = 1 << 2,	/* MRs shared between PDs */
+	RXE2_DV_CAP_MW = 1 << 3,	/* memory windows */
+};
+
+/*
+ * The response grows at its end only.  The kernel writes as much of it
+ * as the provider's buffer holds (at least up to cqe_size); a provider
+ * zeroes its buffer first, so a field an older kernel does not write
+ * reads 0, "not supported".
+ */
 struct rxe2_alloc_context_resp {
 	__u32 abi_version;	/* RXE2_UVERBS_ABI_VERSION */
 	__u32 send_wqe_hdr_size;	/* RXE2_SEND_WQE_HDR_SIZE */
 	__u32 recv_wqe_hdr_size;	/* RXE2_RECV_WQE_HDR_SIZE */
 	__u32 cqe_size;		/* RXE2_CQE_SIZE */
+	/* for rxe2dv_query_device() */
+	__u32 max_inline_recv;	/* bytes a receive may land in its CQE */
+	__u32 num_interconnects;	/* netdevs the device sends on */
+	__aligned_u64 dv_caps;	/* enum rxe2_dv_caps */
 };
 
 struct rxe2_create_cq_resp {

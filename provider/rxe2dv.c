@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2dv: the public direct-verbs entry points of librxe2 (rxe2dv.h).
+ * The provider and this library are one object, so a context the
+ * provider opened is ours to look into.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rxe2.h"
+#include "rxe2dv.h"
+
+/* The kernel's bits are the public ones: no translation table. */
+_Static_assert((int)RXE2DV_DEVICE_CAP_ODP == (int)RXE2_DV_CAP_ODP &&
+	       (int)RXE2DV_DEVICE_CAP_PA_MR == (int)RXE2_DV_CAP_PA_MR &&
+	       (int)RXE2DV_DEVICE_CAP_SHARED_MR ==
+	       (int)RXE2_DV_CAP_SHARED_MR &&
+	       (int)RXE2DV_DEVICE_CAP_MW == (int)RXE2_DV_CAP_MW, "rxe2dv caps");
+
+/* The end of a field: how much of the structure a caller must pass. */
+#define rxe2dv_fieldend(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
+
+/*
+ * Same test as the provider's match_device: the module's sysfs file,
+ * with the ABI generation this library speaks.  It works on a device
+ * list entry before any context is opened.
+ */
+static bool rxe2dv_sysfs_is_rxe2(const struct ibv_device *device)
+{
+	char path[sizeof(device->ibdev_path) + sizeof(RXE2_SYSFS_ABI_ATTR) + 1];
+	unsigned int abi;
+	char buf[32];
+	ssize_t len;
+	char tail;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", device->ibdev_path,
+		     RXE2_SYSFS_ABI_ATTR) >= (int)sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	if (sscanf(buf, "rxe2 %u%c", &abi, &tail) != 2 || tail != '\n')
+		return false;
+	return abi == RXE2_UVERBS_ABI_VERSION;
+}
+
+bool rxe2dv_is_supported(struct ibv_device *device)
+{
+	if (!device)
+		return false;
+	return rxe2dv_sysfs_is_rxe2(device);
+}
+
+int rxe2dv_query_device(struct ibv_context *context,
+			struct rxe2dv_device_attr *attr, uint32_t inlen)
+{
+	struct rxe2dv_device_attr out = {};
+	struct rxe2_context *ctx;
+
+	if (!rxe2_is_rxe2_context(context))
+		return EOPNOTSUPP;
+	/* every field of the first version is mandatory */
+	if (!attr || inlen < rxe2dv_fieldend(struct rxe2dv_device_attr,
+					     num_interconnects))
+		return EINVAL;
+
+	ctx = to_rctx(context);
+	out.device_caps = ctx->dv_caps;
+	out.max_inline_recv = ctx->max_inline_recv;
+	out.num_interconnects = ctx->num_interconnects;
+
+	/*
+	 * A caller built against a later header passes a longer structure:
+	 * the fields this library does not know read 0, "not supported".
+	 */
+	if (inlen > sizeof(out)) {
+		memcpy(attr, &out, sizeof(out));
+		memset((char *)attr + sizeof(out), 0, inlen - sizeof(out));
+	} else {
+		memcpy(attr, &out, inlen);
+	}
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rxe2dv: direct verbs of the rdma_rxe2 soft-RoCE device.
+ *
+ *   #include <infiniband/rxe2dv.h>
+ *   cc ... $(pkg-config --cflags --libs librxe2)
+ *
+ * See rxe2dv(7).
+ */
+#ifndef INFINIBAND_RXE2DV_H
+#define INFINIBAND_RXE2DV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* True for a device the rxe2 provider drives. */
+bool rxe2dv_is_supported(struct ibv_device *device);
+
+/* Bits of rxe2dv_device_attr.device_caps; see rxe2dv_query_device(3). */
+enum rxe2dv_device_caps {
+	RXE2DV_DEVICE_CAP_ODP = 1 << 0,
+	RXE2DV_DEVICE_CAP_PA_MR = 1 << 1,
+	RXE2DV_DEVICE_CAP_SHARED_MR = 1 << 2,
+	RXE2DV_DEVICE_CAP_MW = 1 << 3,
+};
+
+/*
+ * Fields are only ever added at the end.  inlen tells the library how
+ * much of the structure the caller was built with.
+ */
+struct rxe2dv_device_attr {
+	uint64_t comp_mask;		/* out: no bits defined yet */
+	uint64_t device_caps;		/* enum rxe2dv_device_caps */
+	uint32_t max_inline_recv;	/* bytes; 0: no inline receive */
+	uint32_t num_interconnects;
+};
+
+int rxe2dv_query_device(struct ibv_context *context,
+			struct rxe2dv_device_attr *attr, uint32_t inlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INFINIBAND_RXE2DV_H */

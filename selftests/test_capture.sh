@@ -56,9 +56,9 @@ cap_stop() {
 	# a ring block at a time (a block not full at SIGINT would be lost);
 	# -U: tcpdump writes it at once.  Under emulation tcpdump can still
 	# lag behind the traffic, and SIGINT ends it without draining what is
-	# queued for it: wait until no file has grown for a second (20 s max).
+	# queued for it: wait until no file has grown for 3 s (30 s max).
 	_n=0 _same=0 _size=-1
-	while [ $_same -lt 5 ] && [ $_n -lt 100 ]; do
+	while [ $_same -lt 15 ] && [ $_n -lt 150 ]; do
 		sleep 0.2
 		_s=$(cat $cap_files 2>/dev/null | wc -c)
 		if [ "$_s" = "$_size" ]; then _same=$((_same + 1)); else _same=0; fi
@@ -67,6 +67,10 @@ cap_stop() {
 	done
 	for _p in $cap_pids; do kill -INT "$_p" 2>/dev/null; done
 	for _p in $cap_pids; do wait "$_p" 2>/dev/null; done
+	for _f in $cap_files; do
+		grep -E "captured|received|dropped" "$_f.err" 2>/dev/null |
+			sed "s|^|# tcpdump ${_f##*/}: |"
+	done
 	cap_pids= cap_files=
 }
 

@@ -366,6 +366,7 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_port, ib_uverbs_query_port);
 RXE2_DECLARE_WRITE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 RXE2_DECLARE_WRITE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 RXE2_DECLARE_WRITE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
+RXE2_DECLARE_WRITE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 RXE2_DECLARE_WRITE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 RXE2_DECLARE_WRITE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 RXE2_DECLARE_WRITE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -434,6 +435,12 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+/* sets lkey/rkey from the response, and the context when the PD changes */
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
@@ -636,6 +643,7 @@ RXE2_PIN_SIZE(struct ibv_query_port, 24);
 RXE2_PIN_SIZE(struct ibv_alloc_pd, 16);
 RXE2_PIN_SIZE(struct ibv_reg_mr, 48);
 RXE2_PIN_SIZE(struct ibv_alloc_mw, 24);
+RXE2_PIN_SIZE(struct ibv_rereg_mr, 56);
 RXE2_PIN_SIZE(struct ibv_create_cq, 40);
 RXE2_PIN_SIZE(struct ibv_resize_cq, 24);
 RXE2_PIN_SIZE(struct ibv_create_qp, 64);
@@ -651,6 +659,7 @@ RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
 RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 RXE2_PIN_SIZE(struct ib_uverbs_reg_mr_resp, 12);
+RXE2_PIN_SIZE(struct ib_uverbs_rereg_mr_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_create_cq_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_ex_create_cq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_resize_cq_resp, 8);

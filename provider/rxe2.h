@@ -293,6 +293,8 @@ struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx);
 int rxe2_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 int rxe2_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int rxe2_dealloc_mw(struct ibv_mw *mw);

@@ -51,6 +51,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.query_srq = rxe2_query_srq,
 	.reg_mr = rxe2_reg_mr,
 	.req_notify_cq = rxe2_req_notify_cq,
+	.rereg_mr = rxe2_rereg_mr,
 };
 
 static const struct verbs_device_ops rxe2_dev_ops;

@@ -64,6 +64,38 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * libibverbs has already refused bad flags, a translation without
+ * address or length, and access bits without IBV_REREG_MR_CHANGE_ACCESS
+ * (IBV_REREG_MR_ERR_INPUT); it turns our nonzero return into
+ * IBV_REREG_MR_ERR_CMD and leaves errno as we set it.  The kernel finds
+ * the new PD by its handle in this context's file, so a PD of another
+ * context would name whatever PD of ours has that number: refuse it.
+ */
+int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ibv_rereg_mr cmd = {};
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	int err;
+
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (!pd || pd->context != vmr->ibv_mr.context)) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		errno = err;
+		return err;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
 int rxe2_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;

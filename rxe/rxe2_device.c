@@ -419,6 +419,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.query_device = rxe2_query_device,
 	.query_pkey = rxe2_query_pkey,
 	.query_port = rxe2_query_port,
+	.rereg_user_mr = rxe2_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_mw, rxe2_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rxe2_ucontext, ibuc),

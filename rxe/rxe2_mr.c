@@ -83,6 +83,8 @@ static struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access,
 	init_completion(&mr->released);
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
+	if (counted)
+		mr->cur = mr;
 	return mr;
 }
 
@@ -183,26 +185,156 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibmr->device);
 	struct rxe2_mr *mr = to_rmr(ibmr);
+	/* after a rereg the table holds another object (USER only) */
+	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
 
 	/* IBTA 10.6.7.2.6: not while memory windows are bound to it */
-	if (atomic_cmpxchg(&mr->num_mw, 0, -1) != 0)
+	if (atomic_cmpxchg(&cur->num_mw, 0, -1) != 0)
 		return -EBUSY;
 	/* no new lookups, then wait for the ones in flight */
 	if (mr->type == RXE2_MR_FAST)
 		xa_erase(&rxe2_frmr_xa, rxe2_frmr_index(mr->key));
 	else
 		xa_erase(&rdev->mr_table.xa, mr->key);
-	rxe2_mr_put(mr);
-	wait_for_completion(&mr->released);
+	rxe2_mr_put(cur);
+	wait_for_completion(&cur->released);
 
-	ib_umem_release(mr->umem);
-	kvfree(mr->pages);
+	/* a replaced object's own pages went (or moved) at its rereg */
+	ib_umem_release(cur->umem);
+	kvfree(cur->pages);
 	kfree(mr->fr_pages);
 	kfree(mr->fr_staged);
 	if (mr->counted)
 		atomic_dec(&rdev->mr_table.count);
+	if (cur != mr)
+		kfree_rcu(cur, rcu);
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/*
+ * ibv_rereg_mr.  The MR keeps its ib_mr, its key (lkey == rkey, as
+ * before) and, when the translation stays, its pinned pages.  What the
+ * data path sees changes in one step: a new struct rxe2_mr holding the
+ * new translation, PD and access is built aside, then stored over the
+ * old one under the same key, so a lookup finds either the old object
+ * or the new one, never a mix.  Accesses that found the old one hold a
+ * reference for one copy; once the last is gone the old translation is
+ * released.  Every failure comes before the swap and leaves the MR as
+ * it was.  ib_core has already checked the flags (none, or unknown ones,
+ * are refused), start and iova in the same page offset, the access
+ * bits (ib_check_mr_access) and that the new PD is one of the caller's.
+ */
+struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct rxe2_dev *rdev = to_rdev(ibmr->device);
+	struct rxe2_mr *mr = to_rmr(ibmr);
+	struct rxe2_mr *old = mr->cur;
+	struct rxe2_mr *new;
+	bool repin;
+	int ret;
+
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!flags || (flags & ~IB_MR_REREG_SUPPORTED))
+		return ERR_PTR(-EINVAL);
+	if (mr->type != RXE2_MR_USER || !old)
+		return ERR_PTR(-EINVAL);
+
+	if (flags & IB_MR_REREG_ACCESS) {
+		ret = rxe2_mr_check_access(access);
+		if (ret)
+			return ERR_PTR(ret);
+	} else {
+		access = old->access;
+	}
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = old->ibmr.pd;
+	if (!ibpd || ibpd->device != ibmr->device)
+		return ERR_PTR(-EINVAL);
+	if (flags & IB_MR_REREG_TRANS) {
+		if (!length || length > rdev->attr.max_mr_size)
+			return ERR_PTR(-EINVAL);
+		if (iova + length < iova || start + length < start)
+			return ERR_PTR(-EINVAL);
+	}
+	/*
+	 * Pages pinned for reading may be shared copy-on-write (the zero
+	 * page, a fork's); granting write access to them needs a new pin.
+	 */
+	repin = (flags & IB_MR_REREG_TRANS) ||
+		(ib_access_writable(access) && !old->umem->writable);
+
+	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	if (repin) {
+		if (!(flags & IB_MR_REREG_TRANS)) {
+			start = old->umem->address;
+			length = old->length;
+			iova = old->iova;
+		}
+		new->umem = ib_umem_get(ibmr->device, start, length, access);
+		if (IS_ERR(new->umem)) {
+			ret = PTR_ERR(new->umem);
+			kfree(new);
+			return ERR_PTR(ret);
+		}
+		ret = rxe2_mr_pages(new);
+		if (ret) {
+			ib_umem_release(new->umem);
+			kfree(new);
+			return ERR_PTR(ret);
+		}
+		new->iova = iova;
+		new->length = length;
+	} else {
+		new->umem = old->umem;
+		new->pages = old->pages;
+		new->npages = old->npages;
+		new->iova = old->iova;
+		new->length = old->length;
+	}
+	new->type = RXE2_MR_USER;
+	new->key = mr->key;
+	new->access = access & RXE2_MR_ACCESS;
+	new->ibmr.device = ibmr->device;
+	new->ibmr.pd = ibpd;
+	new->ibmr.lkey = mr->key;
+	new->ibmr.rkey = mr->key;
+	new->ibmr.iova = new->iova;
+	new->ibmr.length = new->length;
+	new->ibmr.page_size = PAGE_SIZE;
+	refcount_set(&new->ref, 1);
+	init_completion(&new->released);
+
+	/*
+	 * Not while memory windows are bound to it (as for dereg); from
+	 * here no window can bind to the old object.
+	 */
+	if (atomic_cmpxchg(&old->num_mw, 0, -1) != 0) {
+		if (repin) {
+			ib_umem_release(new->umem);
+			kvfree(new->pages);
+		}
+		kfree(new);
+		return ERR_PTR(-EBUSY);
+	}
+	rxe2_table_publish(&rdev->mr_table, mr->key, new);
+	mr->cur = new;
+	rxe2_mr_put(old);
+	wait_for_completion(&old->released);
+	if (repin) {
+		ib_umem_release(old->umem);
+		kvfree(old->pages);
+	}
+	/* the MR itself stays for ib_core; it no longer owns any pages */
+	if (old != mr)
+		kfree_rcu(old, rcu);
+	return NULL;
 }
 
 /* a fast MR answers only to its current key, and only while VALID */
@@ -231,10 +363,16 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 		if (mr && !rxe2_frmr_get(mr, key, pd, access))
 			mr = NULL;
 	} else {
+again:
 		mr = xa_load(&rdev->mr_table.xa, key);
-		if (mr && (mr->ibmr.pd != pd || (access & ~mr->access) ||
-			   !refcount_inc_not_zero(&mr->ref)))
+		if (mr && (mr->ibmr.pd != pd || (access & ~mr->access)))
 			mr = NULL;
+		/*
+		 * A dead object has left the table first (dereg erased the
+		 * key, or rereg stored a new object over it): look again.
+		 */
+		else if (mr && !refcount_inc_not_zero(&mr->ref))
+			goto again;
 	}
 	rcu_read_unlock();
 	return mr;

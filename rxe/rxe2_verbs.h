@@ -208,6 +208,13 @@ struct rxe2_mr {
 	struct rcu_head rcu;		/* lookups run under RCU */
 	/* memory windows bound to it; -1 once dereg has begun */
 	atomic_t num_mw;
+	/*
+	 * USER: the object the key table holds for this MR.  It is the MR
+	 * itself until the first rereg, which publishes a new one under
+	 * the same key (see rxe2_rereg_user_mr()); ib_core keeps the
+	 * ib_mr it was given.  NULL for the DMA and FAST MRs.
+	 */
+	struct rxe2_mr *cur;
 };
 
 struct rxe2_qp;
@@ -228,6 +235,10 @@ struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+/* returns NULL: the MR is changed in place, keys kept */
+struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int rxe2_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -455,6 +455,52 @@ out:
 		ibv_dereg_mr(mr);
 }
 
+/*
+ * ibv_rereg_mr of an MR with a bound window is refused (EBUSY); a window
+ * bound after a rereg still keeps the MR from being deregistered.
+ */
+static void rereg_windows(void)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct ibv_mr *mr = dp_reg(dev.pd, wbuf, LEN, acc);
+	struct ibv_mw *mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_1);
+	struct dp_qp a, b;
+	int ret;
+
+	if (!tap_ok(mr && mw, "rereg: an MR and a type 1 window") ||
+	    !pair(&a, &b))
+		goto out;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   acc | IBV_ACCESS_REMOTE_READ);
+	tap_ok(ret == 0, "rereg: access change with no window bound (%d)",
+	       ret);
+	if (!tap_ret_errno(bind1(b.qp, 0x501, mw, mr, wbuf, 64,
+				 IBV_ACCESS_REMOTE_READ), 0,
+			   "rereg: bind type 1 after the rereg") ||
+	    !want(b.scq, 0x501, IBV_WC_BIND_MW, 0, "rereg: window bound")) {
+		unpair(&a, &b);
+		goto out;
+	}
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, acc);
+	tap_ok(ret == IBV_REREG_MR_ERR_CMD && errno == EBUSY,
+	       "rereg: refused with a bound window (%d, errno %d)", ret, errno);
+	tap_ret_errno(ibv_dereg_mr(mr), EBUSY,
+		      "rereg: dereg of the re-registered MR with a bound window");
+	remote(&a, 0x502, IBV_WR_RDMA_READ, 8, waddr(0), mw->rkey,
+	       IBV_WC_SUCCESS, "rereg: READ through the window still works");
+	unpair(&a, &b);
+	if (tap_ret_errno(ibv_dealloc_mw(mw), 0, "rereg: dealloc the window"))
+		mw = NULL;
+	if (tap_ret_errno(ibv_dereg_mr(mr), 0, "rereg: dereg without windows"))
+		mr = NULL;
+out:
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 int main(void)
 {
 	const char *name = getenv("RXE2_DEV");
@@ -472,6 +518,7 @@ int main(void)
 	type2();
 	bind_errors();
 	lifetimes();
+	rereg_windows();
 
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(wmr);

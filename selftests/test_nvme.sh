@@ -191,11 +191,13 @@ else
 fi
 
 # Capture one RC SEND_LAST/ONLY_WITH_INVALIDATE (BTH opcodes 0x16, 0x17:
-# the first byte after the UDP header) on lo, where loopback RoCE goes:
+# the first byte after the UDP header) on the device's netdev, where taps
+# see loopback RoCE (as sent by that netdev; nothing goes through lo):
 # the target answers READs with remote invalidation of the host's rkey.
 if command -v tcpdump >/dev/null 2>&1; then
 	cap=$(mktemp /tmp/nvme-cap.XXXXXX)
-	timeout 120 tcpdump -i lo -n -p -c 1 \
+	capnd=$(rdma link show "$dev"/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	timeout 120 tcpdump -i "${capnd:-lo}" -n -p -c 1 \
 		'udp dst port 4791 and (udp[8] = 0x16 or udp[8] = 0x17)' \
 		>"$cap" 2>&1 &
 	cap_pid=$!

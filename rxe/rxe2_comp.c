@@ -387,8 +387,13 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
 		return;
-	if (dp->comp_psn == dp->req_psn && dp->req_offset == 0)
-		return;		/* nothing outstanding */
+	/*
+	 * Nothing outstanding: an expiry that raced with the last ACK, also
+	 * in the middle of a WQE whose sent packets are all acknowledged
+	 * (the requester goes on by itself), costs no retry.
+	 */
+	if (dp->comp_psn == dp->req_psn)
+		return;
 	if (dp->retry_left == 0) {
 		rxe2_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;

@@ -134,7 +134,7 @@ struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 				 const struct in6_addr *addr);
 
 /* rxe2_req.c */
-void rxe2_req_run(struct rxe2_qp *qp);
+void rxe2_req_run(struct rxe2_qp *qp, int *budget);
 void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn);
 int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr);

@@ -424,17 +424,20 @@ static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
 	return !status;
 }
 
-/* caller holds state_lock */
-void rxe2_req_run(struct rxe2_qp *qp)
+/*
+ * Caller holds state_lock.  Sends at most *budget packets (and counts
+ * them off); work left beyond that goes to the QP's work item.
+ */
+void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	int avail, budget = 1024;
+	int avail;
 
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
-	while (budget--) {
+	for (;;) {
 		struct rxe2_swqe_info *info;
 		struct rxe2_send_wqe *w;
 		u32 idx = dp->req_next;
@@ -455,6 +458,11 @@ void rxe2_req_run(struct rxe2_qp *qp)
 		if (rc && rxe2_psn_diff(dp->req_psn, dp->comp_psn) >=
 			  RXE2_MAX_INFLIGHT)
 			break;
+		if (*budget <= 0) {
+			rxe2_qp_kick(qp);
+			return;
+		}
+		(*budget)--;
 		info = rxe2_sinfo(qp, idx);
 		w = rxe2_swqe(qp, idx);
 		if (info->state == RXE2_WQE_NEW) {
@@ -494,8 +502,6 @@ void rxe2_req_run(struct rxe2_qp *qp)
 		if (info->state == RXE2_WQE_DONE)
 			rxe2_comp_retire(qp);
 	}
-	if (budget < 0)
-		rxe2_qp_kick(qp);
 }
 
 /* kernel QPs: write the WRs into the kernel SQ ring, then run the QP */

@@ -40,17 +40,11 @@ u32 rxe2_recv_slot_size(u32 max_sge)
 static int rxe2_qp_read_cmd(struct ib_udata *udata,
 			    struct rxe2_create_qp_cmd *cmd)
 {
-	size_t len = min(udata->inlen, sizeof(*cmd));
 	int ret;
 
-	memset(cmd, 0, sizeof(*cmd));
-	ret = ib_copy_from_udata(cmd, udata, len);
+	ret = rxe2_udata_read_cmd(udata, cmd, sizeof(*cmd));
 	if (ret)
 		return ret;
-	if (udata->inlen > sizeof(*cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(*cmd),
-				 udata->inlen - sizeof(*cmd)))
-		return -EOPNOTSUPP;
 	if (cmd->comp_mask)
 		return -EOPNOTSUPP;
 	if (cmd->reserved)

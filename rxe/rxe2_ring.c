@@ -303,3 +303,17 @@ int rxe2_check_udata_in_empty(struct ib_udata *udata)
 		return -EOPNOTSUPP;
 	return 0;
 }
+
+int rxe2_udata_read_cmd(struct ib_udata *udata, void *cmd, size_t size)
+{
+	int ret;
+
+	memset(cmd, 0, size);
+	ret = ib_copy_from_udata(cmd, udata, min(udata->inlen, size));
+	if (ret)
+		return ret;
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
+		return -EOPNOTSUPP;
+	return 0;
+}

@@ -63,20 +63,14 @@ err_ring:
 static int rxe2_srq_read_cmd(struct ib_udata *udata,
 			     struct rxe2_modify_srq_cmd *cmd)
 {
-	size_t len;
 	int ret;
 
 	memset(cmd, 0, sizeof(*cmd));
 	if (!udata || !udata->inlen)
 		return 0;
-	len = min(udata->inlen, sizeof(*cmd));
-	ret = ib_copy_from_udata(cmd, udata, len);
+	ret = rxe2_udata_read_cmd(udata, cmd, sizeof(*cmd));
 	if (ret)
 		return ret;
-	if (udata->inlen > sizeof(*cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(*cmd),
-				 udata->inlen - sizeof(*cmd)))
-		return -EOPNOTSUPP;
 	if (cmd->comp_mask)
 		return -EOPNOTSUPP;
 	if (cmd->reserved)

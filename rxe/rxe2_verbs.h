@@ -115,6 +115,12 @@ void rxe2_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* Driver data that must be absent or zero (uverbs commands without one). */
 int rxe2_check_udata_in_empty(struct ib_udata *udata);
+/*
+ * A driver command of size bytes: a shorter one reads as zero-extended,
+ * a longer one must be zero past size (else it asks for something this
+ * kernel lacks: EOPNOTSUPP).
+ */
+int rxe2_udata_read_cmd(struct ib_udata *udata, void *cmd, size_t size);
 
 /* rxe2_pd.c */
 struct rxe2_pd {

@@ -492,6 +492,18 @@ int dp_pair(struct dp_dev *da, struct dp_dev *db, enum ibv_qp_type type,
 	return e;
 }
 
+int dp_rc_pair(struct dp_dev *d, struct dp_qp *a, struct dp_qp *b)
+{
+	struct dp_conn c;
+	int r;
+
+	dp_conn_default(&c);
+	r = dp_pair(d, d, IBV_QPT_RC, &dp_small_cap, &c, a, b);
+	if (r)
+		tap_diag("dp_pair: %s", strerror(r));
+	return r;
+}
+
 int dp_post_send1(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
 		  const void *addr, uint32_t len, uint32_t lkey,
 		  uint64_t raddr, uint32_t rkey, unsigned int flags)

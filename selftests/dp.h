@@ -156,6 +156,8 @@ struct dp_qp {
 int dp_pair(struct dp_dev *da, struct dp_dev *db, enum ibv_qp_type type,
 	    const struct ibv_qp_cap *cap, const struct dp_conn *c,
 	    struct dp_qp *a, struct dp_qp *b);
+/* dp_pair() of two RC QPs on one device, default connection, small caps */
+int dp_rc_pair(struct dp_dev *d, struct dp_qp *a, struct dp_qp *b);
 void dp_qp_free(struct dp_qp *q);
 
 /* One signaled (flags added) WR with one SGE (len 0: still one SGE). */

@@ -38,14 +38,7 @@ static uint32_t seed = 11;
 
 static bool pair(struct dp_qp *a, struct dp_qp *b)
 {
-	struct dp_conn c;
-	int r;
-
-	dp_conn_default(&c);
-	r = dp_pair(&dev, &dev, IBV_QPT_RC, &dp_small_cap, &c, a, b);
-	if (r)
-		tap_diag("dp_pair: %s", strerror(r));
-	return !r;
+	return !dp_rc_pair(&dev, a, b);
 }
 
 static void unpair(struct dp_qp *a, struct dp_qp *b)

@@ -45,11 +45,7 @@ static struct dp_dev *dev_of(int pdi)
 
 static int make_pair(int pdi, struct dp_qp *a, struct dp_qp *b)
 {
-	struct dp_conn c;
-
-	dp_conn_default(&c);
-	return dp_pair(dev_of(pdi), dev_of(pdi), IBV_QPT_RC, &dp_small_cap,
-		       &c, a, b);
+	return dp_rc_pair(dev_of(pdi), a, b);
 }
 
 static bool one(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,

@@ -40,7 +40,11 @@ mac_of() { cat "/sys/class/net/$1/address"; }
 cap_pids= cap_files=
 # capture NETDEV FILE: tcpdump on NETDEV, RoCEv2 only, until cap_stop
 capture() {
-	tcpdump -i "$1" -nn -U --immediate-mode -Z root -w "$2" udp port 4791 2>"$2.err" &
+	# -s 2048 holds a whole packet at path MTU 1024; with the default
+	# 256 KiB snap length the 2 MB ring has room for only 8 packets and
+	# the kernel drops when tcpdump falls behind under emulation
+	tcpdump -i "$1" -nn -U --immediate-mode -s 2048 -B 16384 -Z root \
+		-w "$2" udp port 4791 2>"$2.err" &
 	cap_pids="$cap_pids $!"
 	cap_files="$cap_files $2"
 	_i=0

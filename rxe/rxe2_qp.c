@@ -460,13 +460,11 @@ int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
 			ret = -EINVAL;
 			break;
 		}
-		ret = rxe2_ring_client_avail(r);
-		if (ret <= 0) {
-			ret = ret ? ret : -ENOMEM;
+		wqe = rxe2_ring_client_next(r);
+		if (IS_ERR(wqe)) {
+			ret = PTR_ERR(wqe);
 			break;
 		}
-		ret = 0;
-		wqe = rxe2_ring_slot(r, r->client_index);
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = wr->num_sge;
 		wqe->reserved = 0;

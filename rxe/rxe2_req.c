@@ -528,13 +528,11 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 			ret = -EINVAL;
 			break;
 		}
-		ret = rxe2_ring_client_avail(r);
-		if (ret <= 0) {
-			ret = ret ? ret : -ENOMEM;
+		w = rxe2_ring_client_next(r);
+		if (IS_ERR(w)) {
+			ret = PTR_ERR(w);
 			break;
 		}
-		ret = 0;
-		w = rxe2_ring_slot(r, r->client_index);
 		memset(w, 0, RXE2_SEND_WQE_HDR_SIZE);
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;

@@ -143,6 +143,15 @@ int rxe2_ring_client_avail(struct rxe2_ring *r)
 	return rxe2_ring_avail(r, !r->dev_produces, r->client_index);
 }
 
+void *rxe2_ring_client_next(struct rxe2_ring *r)
+{
+	int avail = rxe2_ring_client_avail(r);
+
+	if (avail <= 0)
+		return ERR_PTR(avail ? avail : -ENOMEM);
+	return rxe2_ring_slot(r, r->client_index);
+}
+
 void rxe2_ring_client_advance(struct rxe2_ring *r)
 {
 	lockdep_assert_held(&r->lock);

@@ -100,6 +100,8 @@ void rxe2_ring_dev_advance(struct rxe2_ring *r);
 
 /* Client side of kernel rings, same contract; caller holds r->lock. */
 int rxe2_ring_client_avail(struct rxe2_ring *r);
+/* the next free slot for a kernel client, ERR_PTR(-ENOMEM) when full */
+void *rxe2_ring_client_next(struct rxe2_ring *r);
 void rxe2_ring_client_advance(struct rxe2_ring *r);
 
 /* resize: move the entries into an empty ring; caller holds r->lock */

@@ -23,9 +23,9 @@
 
 #define RXE2_MW_INDEX_MAX	0x3fffffu
 #define RXE2_MW_KEY_PART	0xffu
-/* what a window may grant (IB_ACCESS_ZERO_BASED is not supported) */
+/* what a bind may ask for; zero-based only of a type 2 window */
 #define RXE2_MW_ACCESS		(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | IB_ZERO_BASED)
 
 static DEFINE_XARRAY_ALLOC1(rxe2_mw_xa);
 static u32 rxe2_mw_next;
@@ -125,7 +125,9 @@ int rxe2_dealloc_mw(struct ib_mw *ibmw)
  * the window's index; a type 2 window FREE and given a non-empty range;
  * the MR of the same PD, registered with MW_BIND, granting local write
  * if the window grants remote write or atomics, and covering the range.
- * A type 1 bind of length 0 unbinds.  Zero-based windows are refused.
+ * A type 1 bind of length 0 unbinds.  Only a type 2 window may be
+ * zero-based (remote addresses are offsets into the window), as rdma_rxe
+ * and mlx5 do: IBTA leaves it to the HCA.
  */
 static int rxe2_mw_check_bind(struct rxe2_qp *qp, struct rxe2_mw *mw,
 			      const struct rxe2_send_wqe *w,
@@ -137,6 +139,8 @@ static int rxe2_mw_check_bind(struct rxe2_qp *qp, struct rxe2_mw *mw,
 	if ((w->ex ^ mw->key) & ~RXE2_MW_KEY_PART)
 		return -EINVAL;
 	if (type2 && mw->state == RXE2_MR_VALID)
+		return -EINVAL;
+	if (!type2 && (access & IB_ZERO_BASED))
 		return -EINVAL;
 	if (!b->length)
 		return type2 ? -EINVAL : 0;
@@ -182,7 +186,7 @@ int rxe2_mw_bind(struct rxe2_qp *qp, const struct rxe2_send_wqe *w)
 		mw->addr = b->addr;
 		mw->length = b->length;
 		mw->access = access;
-		mw->qpn = qp->ibqp.qp_num;
+		mw->qp_serial = qp->serial;
 		mw->state = RXE2_MR_VALID;
 	}
 	mw->key = w->ex;
@@ -229,7 +233,23 @@ int rxe2_mw_invalidate(struct rxe2_qp *qp, u32 key)
 	return status;
 }
 
-struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 va, u64 len,
+/* [*va, *va + len) inside the window; *va becomes an address of its MR */
+static bool rxe2_mw_range(const struct rxe2_mw *mw, u64 *va, u64 len)
+{
+	u64 off = *va;
+
+	if (!(mw->access & IB_ZERO_BASED)) {
+		if (*va < mw->addr)
+			return false;
+		off = *va - mw->addr;
+	}
+	if (len > mw->length || off > mw->length - len)
+		return false;
+	*va = mw->addr + off;
+	return true;
+}
+
+struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 *va, u64 len,
 			       int access)
 {
 	struct rxe2_mr *mr = NULL;
@@ -243,9 +263,8 @@ struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 va, u64 len,
 		if (mw->state == RXE2_MR_VALID && mw->key == rkey &&
 		    !(access & ~mw->access) &&
 		    (mw->ibmw.type == IB_MW_TYPE_1 ||
-		     mw->qpn == qp->ibqp.qp_num) &&
-		    va >= mw->addr && len <= mw->length &&
-		    va - mw->addr <= mw->length - len) {
+		     mw->qp_serial == qp->serial) &&
+		    rxe2_mw_range(mw, va, len)) {
 			mr = mw->mr;
 			refcount_inc(&mr->ref);
 		}

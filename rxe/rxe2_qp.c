@@ -17,6 +17,8 @@
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
 
+static atomic64_t rxe2_qp_serial;
+
 u32 rxe2_send_slot_size(u32 max_sge, u32 max_inline)
 {
 	return ALIGN(RXE2_SEND_WQE_HDR_SIZE +
@@ -153,6 +155,7 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	qp->is_user = !!udata;
+	qp->serial = atomic64_inc_return(&rxe2_qp_serial);
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->state = IB_QPS_RESET;
 	mutex_init(&qp->state_lock);

@@ -200,8 +200,12 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
 }
 
-/* an rkey for this QP's PD with the access, over [va, va + len) */
-static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 va,
+/*
+ * An rkey for this QP's PD with the access, over [*va, *va + len).  On
+ * success *va is the address in the MR's own terms (a zero-based window
+ * turns an offset into one).
+ */
+static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 *va,
 				    u32 len, int access)
 {
 	struct rxe2_mr *mr;
@@ -216,7 +220,7 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 va,
 				    access);
 	if (!mr)
 		return NULL;
-	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, va, len)) {
+	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, *va, len)) {
 		rxe2_mr_put(mr);
 		return NULL;
 	}
@@ -323,8 +327,9 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		u32 len = ntohl(r->len);
 
 		if (len) {
+			u64 mr_va = va;
 			struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey),
-							  va, len,
+							  &mr_va, len,
 							  IB_ACCESS_REMOTE_WRITE);
 
 			if (!mr) {
@@ -350,11 +355,12 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	}
 	if (pkt->paylen) {
 		/* no reference across packets: a dereg never waits on us */
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, dp->wr_rkey, dp->wr_va,
+		u64 mr_va = dp->wr_va;
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, dp->wr_rkey, &mr_va,
 						  pkt->paylen,
 						  IB_ACCESS_REMOTE_WRITE);
 
-		ret = mr ? rxe2_mr_copy(mr, dp->wr_va, pkt->payload,
+		ret = mr ? rxe2_mr_copy(mr, mr_va, pkt->payload,
 					pkt->paylen, true) : -EACCES;
 		if (mr)
 			rxe2_mr_put(mr);
@@ -396,6 +402,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_mr *mr = NULL;
+	u64 mr_va = dp->rd_va;
 	int budget = 64;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
@@ -403,7 +410,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 		return;
 	}
 	if (dp->rd_len) {
-		mr = rxe2_resp_mr(qp, dp->rd_rkey, dp->rd_va, dp->rd_len,
+		mr = rxe2_resp_mr(qp, dp->rd_rkey, &mr_va, dp->rd_len,
 				  IB_ACCESS_REMOTE_READ);
 		if (!mr) {
 			dp->rd_active = false;	/* gone: the requester retries */
@@ -426,7 +433,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
 			rxe2_set_aeth(bth, op, RXE2_AETH_ACK |
 				      RXE2_AETH_CREDIT_INVALID, dp->msn);
-		if (n && rxe2_mr_copy(mr, dp->rd_va + dp->rd_off,
+		if (n && rxe2_mr_copy(mr, mr_va + dp->rd_off,
 				      (u8 *)bth + rxe2_opinfo[op].hdr_len, n,
 				      false)) {
 			kfree_skb(skb);
@@ -455,8 +462,9 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	u32 npkts = len ? DIV_ROUND_UP(len, dp->mtu) : 1;
 
 	if (len) {
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey), va, len,
-						  IB_ACCESS_REMOTE_READ);
+		u64 mr_va = va;
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey), &mr_va,
+						  len, IB_ACCESS_REMOTE_READ);
 
 		if (!mr) {
 			if (!dup)
@@ -524,10 +532,17 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	mr = rxe2_resp_mr(qp, ntohl(a->rkey), va, 8, IB_ACCESS_REMOTE_ATOMIC);
+	mr = rxe2_resp_mr(qp, ntohl(a->rkey), &va, 8, IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
 				IB_WC_REM_ACCESS_ERR);
+		return;
+	}
+	/* a zero-based window may start unaligned in its MR */
+	if (va & 7) {
+		rxe2_mr_put(mr);
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
+				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	ret = rxe2_do_atomic(mr, va, pkt->opcode == RXE2_OP_CMP_SWAP,

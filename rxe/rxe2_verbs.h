@@ -275,11 +275,11 @@ struct rxe2_mw {
 	spinlock_t lock;		/* everything below */
 	u8 state;			/* enum rxe2_mr_state */
 	u32 key;			/* current rkey */
-	u32 qpn;			/* type 2: the QP it was bound through */
+	u64 qp_serial;			/* type 2: the QP it was bound through */
 	struct rxe2_mr *mr;		/* VALID: the MR it opens */
 	u64 addr;			/* VALID: the window, in the MR's VAs */
 	u64 length;
-	int access;			/* IB_ACCESS_REMOTE_* */
+	int access;			/* IB_ACCESS_REMOTE_*, IB_ZERO_BASED */
 };
 
 int rxe2_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
@@ -288,13 +288,13 @@ int rxe2_dealloc_mw(struct ib_mw *ibmw);
  * From the data path (the QP's state_lock held): BIND_MW returns 0 or
  * IB_WC_MW_BIND_ERR; invalidation 0 or IB_WC_LOC_QP_OP_ERR.
  * rxe2_mw_lookup() resolves a window rkey for a remote access of
- * [va, va + len) through @qp into its MR, with a reference like
- * rxe2_mr_lookup(), or NULL.
+ * [*va, *va + len) through @qp into its MR, with a reference like
+ * rxe2_mr_lookup(), or NULL; *va becomes the address in the MR.
  */
 struct rxe2_send_wqe;
 int rxe2_mw_bind(struct rxe2_qp *qp, const struct rxe2_send_wqe *w);
 int rxe2_mw_invalidate(struct rxe2_qp *qp, u32 key);
-struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 va, u64 len,
+struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 *va, u64 len,
 			       int access);
 
 /* rxe2_cq.c */
@@ -436,6 +436,11 @@ struct rxe2_qp {
 	struct rxe2_ring rq;		/* rxe2_recv_wqe slots; unused with SRQ */
 	bool has_rq;
 	bool is_user;
+	/*
+	 * Unique for the module's life, unlike the QP number, which comes
+	 * back after a wrap: a type 2 window names its QP by it.
+	 */
+	u64 serial;
 	enum ib_sig_type sq_sig_type;
 	struct ib_qp_cap cap;		/* what the rings really hold */
 	struct mutex state_lock;	/* modify/query against each other */

@@ -366,8 +366,6 @@ static void bind_errors(void)
 		 "bind: remote atomic on an MR without local write");
 	bind_err(mw, rkey ^ 0x100, wmr, wbuf, 64, rw,
 		 "bind: key with another window's index");
-	bind_err(mw, rkey, wmr, wbuf, 64, rw | IBV_ACCESS_ZERO_BASED,
-		 "bind: zero-based window (not supported)");
 
 	/* checked before anything is posted */
 	if (pair(&a, &b)) {
@@ -379,6 +377,15 @@ static void bind_errors(void)
 			      "bind: ibv_bind_mw with an MR of another PD: EPERM");
 		tap_ret_errno(bind1(b.qp, 0x313, mw, wmr, wbuf, 64, rw), EINVAL,
 			      "bind: ibv_bind_mw of a type 2 window: EINVAL");
+		unpair(&a, &b);
+	}
+	/* zero-based is for type 2 windows only */
+	if (pair(&a, &b)) {
+		if (tap_ret_errno(bind1(b.qp, 0x314, mw1, wmr, wbuf, 64,
+					rw | IBV_ACCESS_ZERO_BASED), 0,
+				  "bind: post a zero-based type 1 bind"))
+			want(b.scq, 0x314, -1, IBV_WC_MW_BIND_ERR,
+			     "bind: zero-based type 1 window");
 		unpair(&a, &b);
 	}
 	/* a read-only window on the read-only MR is fine (type 1) */
@@ -398,6 +405,127 @@ static void bind_errors(void)
 	ibv_dereg_mr(nobind);
 	ibv_dereg_mr(mr_pd2);
 	ibv_dealloc_pd(pd2);
+}
+
+/*
+ * A zero-based type 2 window: remote addresses are offsets from its
+ * start, whatever the MR's addresses are.
+ */
+static void zero_based(void)
+{
+	unsigned int all = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED;
+	struct ibv_mw *mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2);
+	struct dp_qp a, b;
+	uint64_t v, got, now;
+	uint32_t rkey;
+
+	if (!tap_ok(mw != NULL, "zero-based: ibv_alloc_mw") || !pair(&a, &b))
+		goto out_mw;
+	rkey = ibv_inc_rkey(mw->rkey);
+	memset(wbuf, 0, LEN);
+	if (!tap_ret_errno(post_bind(b.qp, 0x501, mw, rkey, wmr, wbuf + WOFF,
+				     WLEN, all), 0, "zero-based: post BIND_MW") ||
+	    !want(b.scq, 0x501, IBV_WC_BIND_MW, 0, "zero-based: bind completes"))
+		goto out;
+	dp_fill(abuf, WLEN - 64, ++seed);
+	if (remote(&a, 0x502, IBV_WR_RDMA_WRITE, WLEN - 64, 64, rkey, 0,
+		   "zero-based: WRITE at offset 64"))
+		tap_ok(dp_verify(wbuf + WOFF + 64, WLEN - 64, seed) < 0 &&
+		       dp_verify_byte(wbuf, WOFF + 64, 0) < 0 &&
+		       dp_verify_byte(wbuf + WOFF + WLEN,
+				      LEN - WOFF - WLEN, 0) < 0,
+		       "zero-based: landed at window start + 64, nothing outside");
+	memset(abuf, 0, WLEN);
+	if (remote(&a, 0x503, IBV_WR_RDMA_READ, WLEN - 64, 64, rkey, 0,
+		   "zero-based: READ at offset 64"))
+		tap_ok(dp_verify(abuf, WLEN - 64, seed) < 0,
+		       "zero-based: READ byte-exact");
+	memcpy(&v, wbuf + WOFF + 8, 8);
+	if (remote(&a, 0x504, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 8, rkey, 0,
+		   "zero-based: FETCH_ADD at offset 8")) {
+		memcpy(&got, abuf, 8);
+		memcpy(&now, wbuf + WOFF + 8, 8);
+		tap_ok(got == v && now == v + 1,
+		       "zero-based: FETCH_ADD on window start + 8");
+	}
+	remote(&a, 0x505, IBV_WR_RDMA_WRITE, 16, WLEN - 8, rkey,
+	       IBV_WC_REM_ACCESS_ERR, "zero-based: WRITE across the end");
+	unpair(&a, &b);
+	if (!pair(&a, &b))
+		goto out_mw;
+	/* the MR's own address is past the window's length */
+	remote(&a, 0x506, IBV_WR_RDMA_READ, 8, waddr(WOFF), rkey,
+	       IBV_WC_REM_ACCESS_ERR, "zero-based: READ at the MR's address");
+	unpair(&a, &b);
+
+	/* a window that starts 4 bytes into an 8-byte word: atomics fail */
+	if (!pair(&a, &b))
+		goto out_mw;
+	if (tap_ret_errno(ibv_dealloc_mw(mw), 0, "zero-based: dealloc"))
+		mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2);
+	if (!tap_ok(mw != NULL, "zero-based: second window"))
+		goto out;
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (tap_ret_errno(post_bind(b.qp, 0x511, mw, rkey, wmr,
+				    wbuf + WOFF + 4, 64, all), 0,
+			  "zero-based: post an unaligned bind") &&
+	    want(b.scq, 0x511, IBV_WC_BIND_MW, 0,
+		 "zero-based: unaligned window bound"))
+		remote(&a, 0x512, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 0, rkey,
+		       IBV_WC_REM_INV_REQ_ERR,
+		       "zero-based: atomic on an unaligned MR address");
+out:
+	unpair(&a, &b);
+out_mw:
+	if (mw)
+		tap_ret_errno(ibv_dealloc_mw(mw), 0, "zero-based: dealloc");
+}
+
+/*
+ * A type 2 window outlives the QP it was bound through, answering to no
+ * other QP, and still keeps its MR until it is deallocated.
+ */
+static void orphan_window(void)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2);
+	struct ibv_mr *mr = dp_reg(dev.pd, wbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_MW_BIND);
+	struct dp_qp a, b;
+	uint32_t rkey;
+	int i;
+
+	if (!tap_ok(mw && mr, "orphan: setup") || !pair(&a, &b))
+		goto out;
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (!tap_ret_errno(post_bind(b.qp, 0x601, mw, rkey, mr, wbuf, 64,
+				     IBV_ACCESS_REMOTE_READ), 0,
+			   "orphan: post BIND_MW") ||
+	    !want(b.scq, 0x601, IBV_WC_BIND_MW, 0, "orphan: bound")) {
+		unpair(&a, &b);
+		goto out;
+	}
+	unpair(&a, &b);
+	/* every new QP, whatever number it gets, is refused */
+	for (i = 0; i < 4; i++) {
+		if (!pair(&a, &b))
+			break;
+		remote(&a, 0x602 + i, IBV_WR_RDMA_READ, 8, waddr(0), rkey,
+		       IBV_WC_REM_ACCESS_ERR,
+		       "orphan: READ through a window of a destroyed QP");
+		unpair(&a, &b);
+	}
+	tap_ret_errno(ibv_dereg_mr(mr), EBUSY,
+		      "orphan: the window still holds its MR");
+	if (tap_ret_errno(ibv_dealloc_mw(mw), 0, "orphan: dealloc"))
+		mw = NULL;
+	if (tap_ret_errno(ibv_dereg_mr(mr), 0, "orphan: dereg after dealloc"))
+		mr = NULL;
+out:
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
 }
 
 /* dereg with windows bound; dealloc of bound windows */
@@ -511,6 +639,8 @@ int main(void)
 	type2();
 	bind_errors();
 	lifetimes();
+	zero_based();
+	orphan_window();
 	rereg_windows();
 
 	ibv_dereg_mr(amr);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Data-path selftest helpers, see dp.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +147,25 @@ uint64_t dp_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool dp_async_event(struct dp_dev *d, struct ibv_async_event *ev, int ms)
+{
+	struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+	uint64_t end = dp_now_ms() + ms;
+	int fl = fcntl(d->ctx->async_fd, F_GETFL);
+
+	if (fl < 0 || fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
+		tap_bail("async_fd non-blocking: %s", strerror(errno));
+	for (;;) {
+		int left = (int)(end - dp_now_ms());
+
+		if (!ibv_get_async_event(d->ctx, ev))
+			return true;
+		if (errno != EAGAIN || left <= 0)
+			return false;
+		poll(&pfd, 1, left);
+	}
 }
 
 int dp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)

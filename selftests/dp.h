@@ -71,6 +71,12 @@ int dp_connect(struct ibv_qp *qp, const struct dp_dev *d,
 uint64_t dp_now_ms(void);
 
 /*
+ * The device's next async event within ms (the caller acks it), or false;
+ * makes the async fd non-blocking.
+ */
+bool dp_async_event(struct dp_dev *d, struct ibv_async_event *ev, int ms);
+
+/*
  * Polls until n completions arrived or timeout_ms passed; returns how
  * many were stored in wc (or -1 when ibv_poll_cq fails).
  */

@@ -30,6 +30,40 @@ wait_listen() {
 	return 1
 }
 
+# ibdev_ipv4 DEV: the IPv4 address of DEV's RoCE v2 GID (::ffff:a.b.c.d).
+ibdev_ipv4() {
+	for _f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		_g=$(cat "$_f" 2>/dev/null)
+		case $_g in
+		0000:0000:0000:0000:0000:ffff:*) ;;
+		*) continue ;;
+		esac
+		_h=$(echo "${_g#0000:0000:0000:0000:0000:ffff:}" | tr -d :)
+		printf '%d.%d.%d.%d\n' "0x$(echo "$_h" | cut -c1-2)" \
+			"0x$(echo "$_h" | cut -c3-4)" "0x$(echo "$_h" | cut -c5-6)" \
+			"0x$(echo "$_h" | cut -c7-8)"
+		return 0
+	done
+	return 1
+}
+
+# wait_ibdev_gone DEV...: until none of the RDMA devices exists, at most
+# 10 seconds (an rxe2 device goes with its netdev after an RCU grace
+# period).
+wait_ibdev_gone() {
+	_n=0
+	while [ $_n -lt 100 ]; do
+		_left=
+		for _d in "$@"; do
+			[ -e /sys/class/infiniband/"$_d" ] && _left=1
+		done
+		[ -z "$_left" ] && return 0
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
 # nsexec NS: the command prefix that runs a command in network namespace
 # NS ("ip netns exec NS"), or nothing for NS "" (the current namespace).
 nsexec() {

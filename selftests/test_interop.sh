@@ -50,12 +50,7 @@ cleanup() {
 	rdma link delete ixrxe 2>/dev/null
 	ip link del ixv0 2>/dev/null
 	ip netns del $NS 2>/dev/null
-	# the rxe2 device goes with its netdev, after an RCU grace period
-	_i=0
-	while [ -e /sys/class/infiniband/ixrxe2 ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	wait_ibdev_gone ixrxe2
 	rm -rf "$xwork"
 }
 trap cleanup EXIT

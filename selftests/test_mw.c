@@ -108,6 +108,27 @@ static bool remote(struct dp_qp *a, uint64_t id, enum ibv_wr_opcode op,
 	return want(a->scq, id, wc_op[op], status, what);
 }
 
+/* the window goes, then its MR can: both succeed */
+static void dealloc_then_dereg(struct ibv_mw **mw, struct ibv_mr **mr,
+			       const char *what)
+{
+	if (tap_ret_errno(ibv_dealloc_mw(*mw), 0, "%s: dealloc the window",
+			  what))
+		*mw = NULL;
+	if (tap_ret_errno(ibv_dereg_mr(*mr), 0, "%s: dereg without windows",
+			  what))
+		*mr = NULL;
+}
+
+/* whatever a failed step left behind */
+static void release(struct ibv_mw *mw, struct ibv_mr *mr)
+{
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 static uint64_t waddr(size_t off)
 {
 	return (uintptr_t)wbuf + off;
@@ -517,15 +538,9 @@ static void orphan_window(void)
 	}
 	tap_ret_errno(ibv_dereg_mr(mr), EBUSY,
 		      "orphan: the window still holds its MR");
-	if (tap_ret_errno(ibv_dealloc_mw(mw), 0, "orphan: dealloc"))
-		mw = NULL;
-	if (tap_ret_errno(ibv_dereg_mr(mr), 0, "orphan: dereg after dealloc"))
-		mr = NULL;
+	dealloc_then_dereg(&mw, &mr, "orphan");
 out:
-	if (mw)
-		ibv_dealloc_mw(mw);
-	if (mr)
-		ibv_dereg_mr(mr);
+	release(mw, mr);
 }
 
 /* dereg with windows bound; dealloc of bound windows */
@@ -611,15 +626,9 @@ static void rereg_windows(void)
 	remote(&a, 0x502, IBV_WR_RDMA_READ, 8, waddr(0), mw->rkey,
 	       IBV_WC_SUCCESS, "rereg: READ through the window still works");
 	unpair(&a, &b);
-	if (tap_ret_errno(ibv_dealloc_mw(mw), 0, "rereg: dealloc the window"))
-		mw = NULL;
-	if (tap_ret_errno(ibv_dereg_mr(mr), 0, "rereg: dereg without windows"))
-		mr = NULL;
+	dealloc_then_dereg(&mw, &mr, "rereg");
 out:
-	if (mw)
-		ibv_dealloc_mw(mw);
-	if (mr)
-		ibv_dereg_mr(mr);
+	release(mw, mr);
 }
 
 int main(void)

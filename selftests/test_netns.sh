@@ -35,13 +35,7 @@ cleanup() {
 	roce_capture_stop
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
-	# the devices go with their netdevs, after an RCU grace period
-	_i=0
-	while { [ -e /sys/class/infiniband/ixc1rxe2 ] ||
-		[ -e /sys/class/infiniband/ixc2rxe2 ]; } && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	wait_ibdev_gone ixc1rxe2 ixc2rxe2
 	rm -rf "$xwork"
 }
 trap cleanup EXIT

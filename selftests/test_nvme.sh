@@ -23,6 +23,8 @@
 # polled fio I/O) of 32 entries keep the host within max_mr of the
 # selftests' module parameters.  TAP output.
 
+. "$(dirname "$0")/lib.sh"
+
 dev=${RXE2_DEV:-rxe2_0}
 nqn=nqn.2026-11.org.rxe2:selftest
 port=4420
@@ -47,23 +49,6 @@ check() {
 bail() {
 	echo "Bail out! $*"
 	exit 1
-}
-
-# IPv4 address of the device's RoCE v2 GID (::ffff:a.b.c.d)
-dev_ipv4() {
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		g=$(cat "$f" 2>/dev/null)
-		case $g in
-		0000:0000:0000:0000:0000:ffff:*) ;;
-		*) continue ;;
-		esac
-		h=$(echo "${g#0000:0000:0000:0000:0000:ffff:}" | tr -d :)
-		printf '%d.%d.%d.%d\n' "0x$(echo "$h" | cut -c1-2)" \
-			"0x$(echo "$h" | cut -c3-4)" "0x$(echo "$h" | cut -c5-6)" \
-			"0x$(echo "$h" | cut -c7-8)"
-		return 0
-	done
-	return 1
 }
 
 # the namespace block device of our subsystem, once it shows up: its
@@ -129,7 +114,7 @@ for t in nvme fio modprobe; do
 done
 
 echo "1..17"
-ip=$(dev_ipv4) || bail "$dev has no IPv4 RoCE v2 GID"
+ip=$(ibdev_ipv4 "$dev") || bail "$dev has no IPv4 RoCE v2 GID"
 ok "$dev has an IPv4 RoCE v2 GID ($ip)"
 dmesg_before=$(dmesg | wc -l)
 
@@ -252,7 +237,7 @@ relink() {
 		rdma link add "$dev" type rxe2 netdev "$nd" || return 1
 	_i=0
 	while [ $_i -lt 100 ]; do
-		[ "$(dev_ipv4)" = "$ip" ] && return 0
+		[ "$(ibdev_ipv4 "$dev")" = "$ip" ] && return 0
 		sleep 0.1
 		_i=$((_i + 1))
 	done

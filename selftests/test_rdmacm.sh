@@ -25,24 +25,6 @@ tag=
 ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
 
-# IPv4 address of the device's RoCE v2 GID (::ffff:a.b.c.d).
-dev_ipv4() {
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		g=$(cat "$f" 2>/dev/null)
-		case $g in
-		0000:0000:0000:0000:0000:ffff:*) ;;
-		*) continue ;;
-		esac
-		h=${g#0000:0000:0000:0000:0000:ffff:}
-		h=$(echo "$h" | tr -d :)
-		printf '%d.%d.%d.%d\n' "0x$(echo "$h" | cut -c1-2)" \
-			"0x$(echo "$h" | cut -c3-4)" "0x$(echo "$h" | cut -c5-6)" \
-			"0x$(echo "$h" | cut -c7-8)"
-		return 0
-	done
-	return 1
-}
-
 # name, listen-port, expect-regex, server command..., --, client command...
 pair() {
 	name=$1 lport=$2 expect=$3
@@ -81,7 +63,7 @@ pair() {
 }
 
 echo "1..15"
-ip=$(dev_ipv4)
+ip=$(ibdev_ipv4 "$dev")
 if [ -n "$ip" ]; then
 	ok "$dev has an IPv4 RoCE v2 GID ($ip)"
 else

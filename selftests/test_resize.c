@@ -11,7 +11,6 @@
  * and every completion by wr_id, status, opcode and length, in order.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,28 +130,13 @@ static void make_pair(struct dp_qp *a, struct dp_qp *b, struct ibv_cq *rcq,
 		tap_bail("connect: %s", strerror(errno));
 }
 
-static bool get_event(struct ibv_async_event *ev, int ms)
-{
-	struct pollfd pfd = { .fd = dev.ctx->async_fd, .events = POLLIN };
-	uint64_t end = dp_now_ms() + ms;
-
-	for (;;) {
-		int left = (int)(end - dp_now_ms());
-
-		if (!ibv_get_async_event(dev.ctx, ev))
-			return true;
-		if (errno != EAGAIN || left <= 0)
-			return false;
-		poll(&pfd, 1, left);
-	}
-}
 
 /* no async event pending; one that is there is acknowledged (destroy waits) */
 static bool no_event(void)
 {
 	struct ibv_async_event ev;
 
-	if (!get_event(&ev, 0))
+	if (!dp_async_event(&dev, &ev, 0))
 		return true;
 	tap_diag("unexpected async event %d", ev.event_type);
 	ibv_ack_async_event(&ev);
@@ -447,7 +431,7 @@ static void test_srq(const struct ibv_device_attr *da)
 	tap_ok(no_event(), "no limit event with 7 WQEs left");
 	send_msg(a.qp, 1303);
 	wait_sends(a.scq, 1303, 1, "below the limit");
-	if (tap_ok(get_event(&ev, DP_WAIT_MS), "an async event")) {
+	if (tap_ok(dp_async_event(&dev, &ev, DP_WAIT_MS), "an async event")) {
 		tap_ok(ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
 		       ev.element.srq == srq, "SRQ_LIMIT_REACHED (%d)",
 		       ev.event_type);
@@ -531,7 +515,7 @@ static void test_sqd(void)
 		tap_bail("connect: %s", strerror(errno));
 	for (i = 0; i < 4; i++)
 		post_rq(b.qp, 1500 + i);
-	if (tap_ok(get_event(&ev, DP_WAIT_MS), "an async event after connect")) {
+	if (tap_ok(dp_async_event(&dev, &ev, DP_WAIT_MS), "an async event after connect")) {
 		tap_ok(ev.event_type == IBV_EVENT_SQ_DRAINED &&
 		       ev.element.qp == a.qp, "SQ_DRAINED (%d)", ev.event_type);
 		ibv_ack_async_event(&ev);
@@ -561,7 +545,7 @@ static void test_sqd(void)
 	tap_ret_errno(ibv_modify_qp(a.qp, &at, IBV_QP_STATE |
 				    IBV_QP_EN_SQD_ASYNC_NOTIFY), 0,
 		      "RTS->SQD with nothing outstanding");
-	if (tap_ok(get_event(&ev, DP_WAIT_MS), "an async event")) {
+	if (tap_ok(dp_async_event(&dev, &ev, DP_WAIT_MS), "an async event")) {
 		tap_ok(ev.event_type == IBV_EVENT_SQ_DRAINED &&
 		       ev.element.qp == a.qp, "SQ_DRAINED (%d)", ev.event_type);
 		ibv_ack_async_event(&ev);
@@ -626,7 +610,6 @@ static void test_err_flush(void)
 int main(void)
 {
 	const char *name = test_dev_name();
-	int fl;
 
 	dp_open(&dev, name);
 	if (!dev.rxe2) {
@@ -634,9 +617,6 @@ int main(void)
 		dp_close(&dev);
 		return tap_done();
 	}
-	fl = fcntl(dev.ctx->async_fd, F_GETFL);
-	if (fcntl(dev.ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
-		tap_bail("async_fd non-blocking: %s", strerror(errno));
 	sbuf = dp_alloc(SLOT * NSLOT);
 	rbuf = dp_alloc(SLOT * NSLOT);
 	smr = dp_reg(dev.pd, sbuf, SLOT * NSLOT, IBV_ACCESS_LOCAL_WRITE);

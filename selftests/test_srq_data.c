@@ -9,8 +9,6 @@
  * poll() and a deadline) and disarms the limit (srq_limit reads 0).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,22 +44,6 @@ static int post_srq(uint64_t wr_id, int nsge, uint32_t piece)
 	return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
-/* Async event within ms, or false. */
-static bool get_event(struct ibv_async_event *ev, int ms)
-{
-	struct pollfd pfd = { .fd = dev.ctx->async_fd, .events = POLLIN };
-	uint64_t end = dp_now_ms() + ms;
-
-	for (;;) {
-		int left = (int)(end - dp_now_ms());
-
-		if (!ibv_get_async_event(dev.ctx, ev))
-			return true;
-		if (errno != EAGAIN || left <= 0)
-			return false;
-		poll(&pfd, 1, left);
-	}
-}
 
 static void qp_make(struct dp_qp *q, bool on_srq)
 {
@@ -139,12 +121,12 @@ static void limit_event(void)
 	for (i = 0; i < 4; i++)
 		send_from(i & 1 ? &a2 : &a1, i & 1 ? &b2 : &b1, 0x200 + i, 100,
 			  0x100 + i, 1024, 1);
-	got = get_event(&ev, 200);
+	got = dp_async_event(&dev, &ev, 200);
 	tap_ok(!got, "SRQ limit: no event with 4 receives left (not below 4)");
 	if (got)
 		ibv_ack_async_event(&ev);
 	send_from(&a1, &b1, 0x204, 100, 0x104, 1024, 1);
-	got = get_event(&ev, DP_WAIT_MS);
+	got = dp_async_event(&dev, &ev, DP_WAIT_MS);
 	tap_ok(got && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
 	       ev.element.srq == srq,
 	       "SRQ limit: IBV_EVENT_SRQ_LIMIT_REACHED for our SRQ with 3 left");
@@ -160,7 +142,7 @@ static void limit_event(void)
 	       "SRQ limit: disarmed after the event (srq_limit %u)",
 	       sa.srq_limit);
 	send_from(&a2, &b2, 0x205, 100, 0x105, 1024, 1);
-	got = get_event(&ev, 200);
+	got = dp_async_event(&dev, &ev, 200);
 	tap_ok(!got, "SRQ limit: no second event once disarmed");
 	if (got)
 		ibv_ack_async_event(&ev);
@@ -171,12 +153,8 @@ static void limit_event(void)
 int main(void)
 {
 	struct ibv_srq_init_attr si = { .attr = { .max_wr = 64, .max_sge = 4 } };
-	int fl;
 
 	dp_open(&dev, test_dev_name());
-	fl = fcntl(dev.ctx->async_fd, F_GETFL);
-	if (fcntl(dev.ctx->async_fd, F_SETFL, fl | O_NONBLOCK))
-		tap_bail("async_fd non-blocking: %s", strerror(errno));
 	sbuf = dp_alloc(SLOT);
 	rbuf = dp_alloc(SLOT * NSLOT);
 	smr = dp_reg(dev.pd, sbuf, SLOT, IBV_ACCESS_LOCAL_WRITE);

@@ -251,7 +251,18 @@ static void test_rules(struct ibv_pd *pd)
 	tap_ok(all_bytes(buf + big, 0xff, sizeof(buf) - big),
 	       "... nothing written past inlen");
 
-	ibv_dereg_mr(mr);
+	/* the kernel looks the handle up itself: a stale or wrong one fails */
+	{
+		struct ibv_mr fake = *mr;
+
+		fake.handle = pd->handle;
+		tap_ret(rxe2dv_query_mr(&fake, &a, sizeof(a)), EINVAL,
+			"handle of a PD: EINVAL (the kernel's type check)");
+		ibv_dereg_mr(mr);
+		memset(&a, 0, sizeof(a));
+		tap_ret(rxe2dv_query_mr(&fake, &a, sizeof(a)), ENOENT,
+			"handle of a deregistered MR: ENOENT");
+	}
 	munmap(mem, NPAGES * page_size);
 }
 

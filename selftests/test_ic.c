@@ -258,6 +258,7 @@ static void test_rules(struct ibv_pd *pd)
 		fake.handle = pd->handle;
 		tap_ret(rxe2dv_query_mr(&fake, &a, sizeof(a)), EINVAL,
 			"handle of a PD: EINVAL (the kernel's type check)");
+		fake.handle = mr->handle;
 		ibv_dereg_mr(mr);
 		memset(&a, 0, sizeof(a));
 		tap_ret(rxe2dv_query_mr(&fake, &a, sizeof(a)), ENOENT,

@@ -41,7 +41,7 @@ check: all
 		done; \
 	fi; \
 	if [ -z "$${RXE2_TESTS:-}" ]; then \
-		echo "tools/vm -- selftests/run (all but$$numa)"; \
+		echo "tools/vm -- selftests/run (all but $$numa)"; \
 		RXE2_SKIP_TESTS="$$numa" tools/vm --timeout $(VM_TIMEOUT) -- \
 			$(CURDIR)/selftests/run || rc=1; \
 	elif [ -n "$$rest" ]; then \
@@ -51,7 +51,7 @@ check: all
 	fi; \
 	if [ -n "$$numa" ]; then \
 		echo "tools/vm --numa 2 -- selftests/run ($$numa )"; \
-		RXE2_TESTS="$$numa" tools/vm --numa 2 --timeout $(VM_TIMEOUT) -- \
+		RXE2_TESTS="$$numa" tools/vm --numa 2 --timeout 600 -- \
 			$(CURDIR)/selftests/run || rc=1; \
 	fi; \
 	exit $$rc

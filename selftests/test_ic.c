@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <infiniband/rxe2dv.h>
 
+#include "rxe2-abi.h"
 #include "tap.h"
 #include "util.h"
 
@@ -311,6 +314,81 @@ static void test_other_device(const char *ref)
 	ibv_close_device(ctx);
 }
 
+/* ---- the kernel method itself, without the library's checks ---- */
+
+struct raw_cmd {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[4];
+};
+
+/* RXE2_METHOD_MR_QUERY (or @method) with @n attributes; 0 or errno */
+static int raw_query(struct ibv_mr *mr, uint16_t method,
+		     struct ib_uverbs_attr *attrs, int n)
+{
+	struct raw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.length = sizeof(c.hdr) + n * sizeof(c.attrs[0]);
+	c.hdr.object_id = UVERBS_OBJECT_MR;
+	c.hdr.method_id = method;
+	c.hdr.num_attrs = n;
+	c.hdr.driver_id = RXE2_DRIVER_ID;
+	memcpy(c.attrs, attrs, n * sizeof(c.attrs[0]));
+	return ioctl(mr->context->cmd_fd, RDMA_VERBS_IOCTL, &c) ? errno : 0;
+}
+
+static void test_raw(struct ibv_pd *pd)
+{
+	unsigned char out[32];
+	struct rxe2dv_mr_attr ref;
+	struct ib_uverbs_attr at[3] = {
+		{ .attr_id = RXE2_ATTR_QUERY_MR_HANDLE,
+		  .flags = UVERBS_ATTR_F_MANDATORY },
+		{ .attr_id = RXE2_ATTR_QUERY_MR_RESP,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = (uintptr_t)out },
+		{ .attr_id = RXE2_UVERBS_DRIVER_ID(9),
+		  .flags = UVERBS_ATTR_F_MANDATORY },
+	};
+	struct ibv_mr *mr;
+	void *mem;
+
+	mem = numa_buf(-1, 0);
+	mr = ibv_reg_mr(pd, mem, NPAGES * page_size, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		tap_bail("ibv_reg_mr: %s", strerror(errno));
+	if (query(mr, &ref))
+		tap_bail("rxe2dv_query_mr failed");
+	at[0].data = mr->handle;
+
+	at[1].len = 8;
+	memset(out, POISON, sizeof(out));
+	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 2), EINVAL,
+		"raw: 8-byte response buffer: EINVAL");
+	tap_ok(all_bytes(out, POISON, sizeof(out)), "... nothing written");
+
+	at[1].len = sizeof(out);
+	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 2), 0,
+		"raw: 32-byte response buffer: 0");
+	tap_ok(!memcmp(out + 8, (char *)&ref + 8, 8) && all_bytes(out, 0, 8) &&
+	       all_bytes(out + 16, 0, sizeof(out) - 16),
+	       "... the library's answer, comp_mask 0, the tail zeroed");
+
+	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 1), EINVAL,
+		"raw: no response attribute: EINVAL");
+	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 3), EPROTONOSUPPORT,
+		"raw: an unknown mandatory attribute: EPROTONOSUPPORT");
+	at[2].flags = 0;
+	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 3), 0,
+		"raw: the same attribute optional: ignored");
+	tap_ret(raw_query(mr, RXE2_UVERBS_DRIVER_ID(9), at, 2),
+		EPROTONOSUPPORT, "raw: an unknown driver method: EPROTONOSUPPORT");
+
+	ibv_dereg_mr(mr);
+	munmap(mem, NPAGES * page_size);
+}
+
 /* ---- validity per access ---- */
 
 static const struct {
@@ -575,6 +653,7 @@ int main(void)
 
 	test_rules(pd);
 	test_other_device(ref);
+	test_raw(pd);
 	test_access(pd);
 	test_odp(pd);
 	test_num_ics(nnodes);

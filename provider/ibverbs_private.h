@@ -505,7 +505,8 @@ int ibv_cmd_destroy_ah(struct ibv_ah *ah);
  * next (none for us), fills in hdr.length, num_attrs and driver_id and
  * calls RDMA_VERBS_IOCTL on the context's cmd_fd; it returns 0 or the
  * errno.  The uhw indexes must be RXE2_IOCTL_NO_UHW (no legacy udata)
- * and the three flag bits 0.
+ * and the three flag bits 0.  This layout and execute_ioctl() read the
+ * same in rdma-core v36.0, v44.0 and v56.0 (libibverbs/cmd_ioctl.[ch]).
  */
 #define RXE2_IOCTL_NO_UHW 0xff
 

@@ -493,6 +493,40 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /* ------------------------------------------------------------------ */
+/* Driver ioctl methods (rxe2dv.c)                                     */
+/* ------------------------------------------------------------------ */
+
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+/*
+ * libibverbs' ioctl command: this header, then the attribute array
+ * (hdr.attrs) in the same memory.  execute_ioctl() sends
+ * hdr.attrs[0 .. next_attr) plus those of the buffers chained through
+ * next (none for us), fills in hdr.length, num_attrs and driver_id and
+ * calls RDMA_VERBS_IOCTL on the context's cmd_fd; it returns 0 or the
+ * errno.  The uhw indexes must be RXE2_IOCTL_NO_UHW (no legacy udata)
+ * and the three flag bits 0.  This layout and execute_ioctl() read the
+ * same in rdma-core v36.0, v44.0 and v56.0 (libibverbs/cmd_ioctl.[ch]).
+ */
+#define RXE2_IOCTL_NO_UHW 0xff
+
+struct ibv_command_buffer {
+	struct ibv_command_buffer *next;
+	struct ib_uverbs_attr *next_attr;
+	struct ib_uverbs_attr *last_attr;
+	uint8_t uhw_in_idx;
+	uint8_t uhw_out_idx;
+	uint8_t uhw_in_headroom_dwords;
+	uint8_t uhw_out_headroom_dwords;
+	uint8_t buffer_error:1;
+	uint8_t fallback_require_ex:1;
+	uint8_t fallback_ioctl_only:1;
+	struct ib_uverbs_ioctl_hdr hdr;	/* attrs[] follow */
+};
+
+int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd);
+
+/* ------------------------------------------------------------------ */
 /* Pinned layout                                                       */
 /* ------------------------------------------------------------------ */
 
@@ -532,6 +566,11 @@ _Static_assert(offsetof(struct ibv_cq, context) ==
 	       offsetof(struct ibv_cq, async_events_completed) ==
 	       offsetof(struct ibv_cq_ex, async_events_completed),
 	       "ibv_cq and ibv_cq_ex share their leading fields");
+/* the attributes follow the header with no padding between */
+_Static_assert(offsetof(struct ibv_command_buffer, hdr) +
+	       sizeof(struct ib_uverbs_ioctl_hdr) ==
+	       sizeof(struct ibv_command_buffer),
+	       "ioctl attributes follow ibv_command_buffer");
 _Static_assert(offsetof(struct verbs_srq, srq) == 0,
 	       "ibv_srq must open verbs_srq");
 _Static_assert(offsetof(struct verbs_context, context) +
@@ -631,6 +670,15 @@ RXE2_PIN_OFF(struct verbs_srq, xrcd, 136);
 RXE2_PIN_OFF(struct verbs_srq, cq, 144);
 RXE2_PIN_OFF(struct verbs_srq, srq_num, 152);
 RXE2_PIN_SIZE(struct verbs_srq, 160);
+
+RXE2_PIN_SIZE(struct ibv_command_buffer, 56);
+RXE2_PIN_OFF(struct ibv_command_buffer, next_attr, 8);
+RXE2_PIN_OFF(struct ibv_command_buffer, last_attr, 16);
+RXE2_PIN_OFF(struct ibv_command_buffer, uhw_in_idx, 24);
+RXE2_PIN_OFF(struct ibv_command_buffer, uhw_out_idx, 25);
+RXE2_PIN_OFF(struct ibv_command_buffer, hdr, 32);
+RXE2_PIN_SIZE(struct ib_uverbs_ioctl_hdr, 24);
+RXE2_PIN_SIZE(struct ib_uverbs_attr, 16);
 
 RXE2_PIN_SIZE(struct verbs_context, 648);
 RXE2_PIN_OFF(struct verbs_context, sz, 312);

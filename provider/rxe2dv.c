@@ -6,10 +6,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ibverbs_private.h"
 #include "rxe2.h"
 #include "rxe2dv.h"
 
@@ -19,6 +21,13 @@ _Static_assert((int)RXE2DV_DEVICE_CAP_ODP == (int)RXE2_DV_CAP_ODP &&
 	       (int)RXE2DV_DEVICE_CAP_SHARED_MR ==
 	       (int)RXE2_DV_CAP_SHARED_MR &&
 	       (int)RXE2DV_DEVICE_CAP_MW == (int)RXE2_DV_CAP_MW, "rxe2dv caps");
+
+_Static_assert((int)RXE2DV_MR_ATTR_VALIDITY_RECV_IC_ID ==
+	       (int)RXE2_QUERY_MR_VALIDITY_RECV_IC_ID &&
+	       (int)RXE2DV_MR_ATTR_VALIDITY_RDMA_READ_IC_ID ==
+	       (int)RXE2_QUERY_MR_VALIDITY_RDMA_READ_IC_ID &&
+	       (int)RXE2DV_MR_ATTR_VALIDITY_RDMA_RECV_IC_ID ==
+	       (int)RXE2_QUERY_MR_VALIDITY_RDMA_RECV_IC_ID, "rxe2dv validity");
 
 /* The end of a field: how much of the structure a caller must pass. */
 #define rxe2dv_fieldend(type, field) \
@@ -83,6 +92,115 @@ int rxe2dv_query_device(struct ibv_context *context,
 	 * A caller built against a later header passes a longer structure:
 	 * the fields this library does not know read 0, "not supported".
 	 */
+	if (inlen > sizeof(out)) {
+		memcpy(attr, &out, sizeof(out));
+		memset((char *)attr + sizeof(out), 0, inlen - sizeof(out));
+	} else {
+		memcpy(attr, &out, inlen);
+	}
+	return 0;
+}
+
+/* ---- interconnect ids: rxe2dv_query_mr ---- */
+
+/*
+ * One driver method call through libibverbs' execute_ioctl(): the
+ * command and room for its attributes in one piece of stack.
+ */
+#define RXE2_IOCTL_MAX_ATTRS 4
+
+union rxe2_ioctl_buf {
+	struct ibv_command_buffer cmd;
+	unsigned char room[sizeof(struct ibv_command_buffer) +
+			   RXE2_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)];
+};
+
+static struct ibv_command_buffer *rxe2_ioctl_init(union rxe2_ioctl_buf *buf,
+						  uint16_t object,
+						  uint16_t method)
+{
+	struct ibv_command_buffer *cmd = &buf->cmd;
+
+	memset(buf, 0, sizeof(*buf));
+	cmd->hdr.object_id = object;
+	cmd->hdr.method_id = method;
+	cmd->uhw_in_idx = RXE2_IOCTL_NO_UHW;
+	cmd->uhw_out_idx = RXE2_IOCTL_NO_UHW;
+	cmd->next_attr = cmd->hdr.attrs;
+	cmd->last_attr = cmd->hdr.attrs + RXE2_IOCTL_MAX_ATTRS;
+	return cmd;
+}
+
+static struct ib_uverbs_attr *rxe2_ioctl_attr(struct ibv_command_buffer *cmd,
+					      uint16_t id)
+{
+	struct ib_uverbs_attr *attr;
+
+	if (cmd->next_attr >= cmd->last_attr) {
+		cmd->buffer_error = 1;	/* execute_ioctl() says EINVAL */
+		return cmd->last_attr - 1;
+	}
+	attr = cmd->next_attr++;
+	memset(attr, 0, sizeof(*attr));
+	attr->attr_id = id;
+	attr->flags = UVERBS_ATTR_F_MANDATORY;
+	return attr;
+}
+
+/* an object by its handle (UVERBS_ATTR_TYPE_IDR) */
+static void rxe2_ioctl_obj(struct ibv_command_buffer *cmd, uint16_t id,
+			   uint32_t handle)
+{
+	rxe2_ioctl_attr(cmd, id)->data = handle;
+}
+
+/* a buffer the kernel writes (UVERBS_ATTR_TYPE_PTR_OUT) */
+static void rxe2_ioctl_out(struct ibv_command_buffer *cmd, uint16_t id,
+			   void *ptr, uint16_t len)
+{
+	struct ib_uverbs_attr *attr = rxe2_ioctl_attr(cmd, id);
+
+	attr->len = len;
+	attr->data = (uintptr_t)ptr;
+}
+
+int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
+		    uint32_t inlen)
+{
+	struct rxe2_query_mr_resp resp = {};
+	struct rxe2dv_mr_attr out = {};
+	struct ibv_command_buffer *cmd;
+	union rxe2_ioctl_buf buf;
+	int ret;
+
+	if (!mr || !rxe2_is_rxe2_context(mr->context))
+		return EOPNOTSUPP;
+	/* every field of the first version is mandatory */
+	if (!attr || inlen < rxe2dv_fieldend(struct rxe2dv_mr_attr,
+					     rdma_recv_ic_id))
+		return EINVAL;
+	/* an input comp_mask asks for nothing yet: any bit is unknown */
+	if (attr->comp_mask)
+		return EINVAL;
+
+	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_MR, RXE2_METHOD_MR_QUERY);
+	rxe2_ioctl_obj(cmd, RXE2_ATTR_QUERY_MR_HANDLE, mr->handle);
+	rxe2_ioctl_out(cmd, RXE2_ATTR_QUERY_MR_RESP, &resp, sizeof(resp));
+	ret = execute_ioctl(mr->context, cmd);
+	/* ib_uverbs' answer to a method it does not know: an older module */
+	if (ret == EPROTONOSUPPORT)
+		return EOPNOTSUPP;
+	if (ret)
+		return ret;
+
+	out.ic_id_validity = resp.ic_id_validity &
+			     (RXE2DV_MR_ATTR_VALIDITY_RECV_IC_ID |
+			      RXE2DV_MR_ATTR_VALIDITY_RDMA_READ_IC_ID |
+			      RXE2DV_MR_ATTR_VALIDITY_RDMA_RECV_IC_ID);
+	out.recv_ic_id = resp.recv_ic_id;
+	out.rdma_read_ic_id = resp.rdma_read_ic_id;
+	out.rdma_recv_ic_id = resp.rdma_recv_ic_id;
+
 	if (inlen > sizeof(out)) {
 		memcpy(attr, &out, sizeof(out));
 		memset((char *)attr + sizeof(out), 0, inlen - sizeof(out));

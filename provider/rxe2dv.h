@@ -44,6 +44,27 @@ struct rxe2dv_device_attr {
 int rxe2dv_query_device(struct ibv_context *context,
 			struct rxe2dv_device_attr *attr, uint32_t inlen);
 
+/* ---- interconnect ids of a memory region: rxe2dv_query_mr(3) ---- */
+
+/* Bits of rxe2dv_mr_attr.ic_id_validity */
+enum rxe2dv_mr_attr_ic_id_validity {
+	RXE2DV_MR_ATTR_VALIDITY_RECV_IC_ID = 1 << 0,
+	RXE2DV_MR_ATTR_VALIDITY_RDMA_READ_IC_ID = 1 << 1,
+	RXE2DV_MR_ATTR_VALIDITY_RDMA_RECV_IC_ID = 1 << 2,
+};
+
+/* Fields are only ever added at the end, as for rxe2dv_device_attr. */
+struct rxe2dv_mr_attr {
+	uint64_t comp_mask;		/* out: no bits defined yet */
+	uint16_t ic_id_validity;	/* enum rxe2dv_mr_attr_ic_id_validity */
+	uint16_t recv_ic_id;
+	uint16_t rdma_read_ic_id;
+	uint16_t rdma_recv_ic_id;
+};
+
+int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
+		    uint32_t inlen);
+
 #ifdef __cplusplus
 }
 #endif

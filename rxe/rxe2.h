@@ -8,6 +8,7 @@
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "../uapi/rxe2-abi.h"
 
@@ -62,6 +63,8 @@ enum rxe2_dp_counter {
 	RXE2_DPC_NUM
 };
 
+struct rxe2_ic_map;
+
 struct rxe2_dev {
 	struct ib_device ibdev;
 	struct ib_device_attr attr;
@@ -87,6 +90,9 @@ struct rxe2_dev {
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
 	atomic_t mw_count;		/* memory windows, against attr.max_mw */
+
+	/* NUMA node -> interconnect id; NULL: the identity (rxe2_ic.c) */
+	struct rxe2_ic_map __rcu *ic_map;
 
 	atomic64_t rx_dropped;		/* RoCEv2 packets refused, see rxe2_net.c */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
@@ -126,5 +132,15 @@ void rxe2_net_exit(void);
 int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
+
+/* rxe2_ic.c: interconnects, the device's ic_map sysfs file */
+extern struct device_attribute dev_attr_ic_map;
+/* distinct interconnect ids over the online nodes */
+u32 rxe2_ic_count(struct rxe2_dev *rdev);
+void rxe2_ic_query_mr(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp);
+void rxe2_ic_fini(struct rxe2_dev *rdev);
+
+/* rxe2_dv.c: the driver's uverbs ioctl methods (ib_device.driver_def) */
+extern const struct uapi_definition rxe2_uapi_defs[];
 
 #endif /* RXE2_H */

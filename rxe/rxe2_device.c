@@ -301,7 +301,8 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		.cqe_size = RXE2_CQE_SIZE,
 		/* no inline receive, PA MRs or shared MRs yet */
 		.max_inline_recv = 0,
-		.num_interconnects = rdev->ibdev.phys_port_cnt,
+		/* of the map as it is now: a later ic_map write is not seen */
+		.num_interconnects = rxe2_ic_count(rdev),
 	};
 
 	/* the verbs' own attributes decide, so the two never disagree */
@@ -359,6 +360,7 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 
 	rxe2_gids_forget(rdev);
 	rxe2_tables_fini(rdev);
+	rxe2_ic_fini(rdev);
 	netdev_put(rdev->ndev, &rdev->ndev_tracker);
 }
 
@@ -386,6 +388,7 @@ static DEVICE_ATTR_RO(parent);
 static struct attribute *rxe2_dev_attrs[] = {
 	&rxe2_abi_attr.attr,
 	&dev_attr_parent.attr,
+	&dev_attr_ic_map.attr,
 	NULL,
 };
 
@@ -461,6 +464,7 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 
 	ib_set_device_ops(ibdev, &rxe2_dev_ops);
 	ib_set_device_ops(ibdev, &rxe2_verbs_ops);
+	ibdev->driver_def = rxe2_uapi_defs;
 
 	/*
 	 * ib_uverbs enables only the core write commands by default: the CQ

@@ -649,3 +649,31 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova)
 	va = rxe2_frmr_va(mr, iova, &room);
 	return va && room >= sizeof(u64) ? va : NULL;
 }
+
+/*
+ * For rxe2dv_query_mr (rxe2_ic.c): the nodes of the pages a user MR has
+ * resident now and its access.  Returns the number of resident pages;
+ * 0 for an MR without pages (nothing pinned, or not a umem MR).  The
+ * caller holds the MR's uobject, so no rereg or dereg runs under it.
+ */
+unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
+				     int *access)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
+	unsigned long i, n = 0;
+
+	nodes_clear(*nodes);
+	*access = cur->access;
+	if (cur->type != RXE2_MR_USER || !cur->pages)
+		return 0;
+	for (i = 0; i < cur->npages; i++) {
+		if (!cur->pages[i])
+			continue;
+		node_set(page_to_nid(cur->pages[i]), *nodes);
+		n++;
+		if (!(i & 4095))
+			cond_resched();
+	}
+	return n;
+}

@@ -7,6 +7,7 @@
 #define RXE2_VERBS_H
 
 #include <linux/completion.h>
+#include <linux/nodemask.h>
 #include <linux/refcount.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -262,6 +263,9 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  */
 int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
+/* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
+unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
+				     int *access);
 
 /*
  * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30

@@ -12,6 +12,7 @@
 #define RXE2_ABI_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * uverbs ABI version reported by the device (ib_device_ops.uverbs_abi_ver).
@@ -237,7 +238,7 @@ struct rxe2_alloc_context_resp {
 	__u32 cqe_size;		/* RXE2_CQE_SIZE */
 	/* for rxe2dv_query_device() */
 	__u32 max_inline_recv;	/* bytes a receive may land in its CQE */
-	__u32 num_interconnects;	/* netdevs the device sends on */
+	__u32 num_interconnects;	/* distinct ids of the online nodes */
 	__aligned_u64 dv_caps;	/* enum rxe2_dv_caps */
 };
 
@@ -287,6 +288,52 @@ struct rxe2_create_srq_resp {
 struct rxe2_create_ah_resp {
 	__u32 ah_num;		/* names the AH in a UD send WQE */
 	__u32 reserved;
+};
+
+/* ------------------------------------------------------------------ */
+/* Driver ioctl methods (uverbs RDMA_VERBS_IOCTL)                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Methods and attributes of our own live in the driver namespace of
+ * the uverbs ioctl ids (UVERBS_ID_NS_SHIFT and up): ib_uverbs sends an
+ * id from there to the device's driver_def tree, rxe/rxe2_dv.c.  Each
+ * method is on a core object; new ones take the next id of their
+ * object's enum.
+ */
+#define RXE2_UVERBS_DRIVER_ID(n)	((1U << UVERBS_ID_NS_SHIFT) + (n))
+
+/* Methods on UVERBS_OBJECT_MR */
+enum rxe2_mr_methods {
+	/* rxe2dv_query_mr(): the MR's interconnect ids */
+	RXE2_METHOD_MR_QUERY = RXE2_UVERBS_DRIVER_ID(0),
+};
+
+enum rxe2_mr_query_attrs {
+	RXE2_ATTR_QUERY_MR_HANDLE = RXE2_UVERBS_DRIVER_ID(0),	/* IDR, MR */
+	RXE2_ATTR_QUERY_MR_RESP = RXE2_UVERBS_DRIVER_ID(1),	/* PTR_OUT */
+};
+
+/* rxe2_query_mr_resp.ic_id_validity */
+enum rxe2_query_mr_validity {
+	RXE2_QUERY_MR_VALIDITY_RECV_IC_ID = 1 << 0,
+	RXE2_QUERY_MR_VALIDITY_RDMA_READ_IC_ID = 1 << 1,
+	RXE2_QUERY_MR_VALIDITY_RDMA_RECV_IC_ID = 1 << 2,
+};
+
+/*
+ * The answer of RXE2_METHOD_MR_QUERY.  It grows at its end only; the
+ * kernel requires every field up to rdma_recv_ic_id, writes as much as
+ * the attribute's length holds and zeroes the rest.  An id is valid
+ * when its bit is set in ic_id_validity (docs/architecture.md,
+ * "Interconnects").
+ */
+struct rxe2_query_mr_resp {
+	__aligned_u64 comp_mask;	/* out: no bits defined */
+	__u16 ic_id_validity;		/* enum rxe2_query_mr_validity */
+	__u16 recv_ic_id;
+	__u16 rdma_read_ic_id;
+	__u16 rdma_recv_ic_id;
 };
 
 #endif /* RXE2_ABI_H */

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: the driver's own uverbs ioctl methods, behind the rxe2dv_*
+ * functions of librxe2 that the core verbs have no command for.
+ * ib_uverbs finds them through ib_device.driver_def; their ids are in
+ * the driver namespace of uapi/rxe2-abi.h.  A method is added to its
+ * object's ADD_UVERBS_METHODS() list; an object not listed yet gets an
+ * entry in rxe2_uapi_defs.
+ */
+#define UVERBS_MODULE_NAME rxe2_ib
+#include <rdma/uverbs_named_ioctl.h>
+#include <rdma/uverbs_std_types.h>
+
+#include "rxe2.h"
+
+/*
+ * RXE2_METHOD_MR_QUERY: the MR's interconnect ids.  The MR's uobject is
+ * held for reading throughout, so neither dereg nor rereg (both take it
+ * exclusively) can change the MR under the query.
+ */
+static int UVERBS_HANDLER(RXE2_METHOD_MR_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_mr *ibmr = uverbs_attr_get_obj(attrs,
+						 RXE2_ATTR_QUERY_MR_HANDLE);
+	struct rxe2_query_mr_resp resp;
+
+	if (IS_ERR(ibmr))
+		return PTR_ERR(ibmr);
+	rxe2_ic_query_mr(ibmr, &resp);
+	return uverbs_copy_to_struct_or_zero(attrs, RXE2_ATTR_QUERY_MR_RESP,
+					     &resp, sizeof(resp));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(RXE2_METHOD_MR_QUERY,
+			    UVERBS_ATTR_IDR(RXE2_ATTR_QUERY_MR_HANDLE,
+					    UVERBS_OBJECT_MR,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(RXE2_ATTR_QUERY_MR_RESP,
+						UVERBS_ATTR_STRUCT(struct rxe2_query_mr_resp,
+								   rdma_recv_ic_id),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(rxe2_mr_methods, UVERBS_OBJECT_MR,
+		   &UVERBS_METHOD(RXE2_METHOD_MR_QUERY));
+
+const struct uapi_definition rxe2_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &rxe2_mr_methods),
+	{},
+};

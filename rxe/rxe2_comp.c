@@ -300,7 +300,8 @@ static bool rxe2_comp_stage_inline(struct rxe2_qp *qp, u32 idx,
 {
 	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 
-	if (qp->sq_sig_type != IB_SIGNAL_ALL_WR || len > qp->max_inl_recv ||
+	if (!qp->max_inl_recv || qp->sq_sig_type != IB_SIGNAL_ALL_WR ||
+	    len > qp->max_inl_recv ||
 	    (w->send_flags & IB_SEND_INLINE) ||
 	    rxe2_inline_sges((const void *)(w + 1), w->num_sge, len,
 			     NULL) < 0)

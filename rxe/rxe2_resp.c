@@ -131,7 +131,7 @@ static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 {
 	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
 
-	qp->dp.rcv_inline = len <= qp->max_inl_recv &&
+	qp->dp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
 			    w->num_sge != U32_MAX &&
 			    rxe2_inline_sges((const struct rxe2_sge *)(w + 1),
 					     w->num_sge, len, NULL) >= 0;

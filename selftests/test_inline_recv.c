@@ -809,14 +809,29 @@ static long wire_counters(void)
 	return a < 0 || b < 0 ? -1 : a + b;
 }
 
+static long veth_rx(void)
+{
+	FILE *f = popen("ip netns exec inl2 cat /sys/class/net/inl2v/statistics/rx_packets", "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
+}
+
 static void test_wire(void)
 {
 	long seen0 = inline_seen, want0 = inline_want, before, after;
 	struct dp_dev wa, wb;
 	struct rx_pair p;
 	struct rq_pair q;
+	long veth0;
 
 	if (!wire_up()) {
+		tap_skip("no namespaces with rxe2 links: veth");
 		tap_skip("no namespaces with rxe2 links: SENDs over the network");
 		tap_skip("no namespaces with rxe2 links: UD over the network");
 		tap_skip("no namespaces with rxe2 links: READ over the network");
@@ -829,6 +844,7 @@ static void test_wire(void)
 	dp_open(&wa, WIRE_A);
 	dp_open(&wb, WIRE_B);
 	before = wire_counters();
+	veth0 = veth_rx();
 
 	rx_setup(&p, "RC over the network", &wa, &wb, IBV_QPT_RC, NULL, NULL,
 		 NULL, true);
@@ -844,6 +860,10 @@ static void test_wire(void)
 	rq_free(&q);
 
 	after = wire_counters();
+	/* 66 RC and 26 UD SENDs, 65 READ requests, 2 atomics at least */
+	tap_ok(veth_rx() - veth0 >= 159,
+	       "the packets crossed the veth (%ld received on inl2v, at least 159 requests)",
+	       veth_rx() - veth0);
 	tap_ok(before >= 0 && after - before == inline_seen - seen0 &&
 	       inline_seen - seen0 == inline_want - want0,
 	       "network: inline_recv_completions of both devices moved by %ld, %ld inline completions seen, %ld expected",
@@ -851,6 +871,61 @@ static void test_wire(void)
 	dp_close(&wa);
 	dp_close(&wb);
 	wire_down();
+}
+
+/* The extended polling API sees the flag through ibv_wc_read_wc_flags */
+static void test_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_cq_ex *cqx;
+	struct ibv_sge sge[3];
+	struct ibv_recv_wr rwr = { .wr_id = 55, .sg_list = sge,
+				   .num_sge = 3 }, *rbad;
+	struct rx_pair p;
+	struct ibv_wc wc;
+	const char *why = NULL;
+	uint64_t end;
+	int ret;
+
+	cqx = ibv_create_cq_ex(dev.ctx, &ca);
+	if (!cqx)
+		tap_bail("ibv_create_cq_ex: %s", strerror(errno));
+	rx_setup(&p, "RC cq_ex", &dev, &dev, IBV_QPT_RC, NULL,
+		 ibv_cq_ex_to_cq(cqx), NULL, true);
+	memset(p.rbuf, CANARY, BUFLEN);
+	dp_fill(p.sbuf, 33, 5);
+	fill_sges(&three, p.rbuf, p.rmr->lkey, sge);
+	if (ibv_post_recv(p.rqp, &rwr, &rbad) || post_send(&p, 33) ||
+	    dp_poll(p.scq, &wc, 1, DP_WAIT_MS) != 1)
+		tap_bail("RC cq_ex: post or send completion failed");
+	end = dp_now_ms() + DP_WAIT_MS;
+	while ((ret = ibv_start_poll(cqx, &pa)) == ENOENT &&
+	       dp_now_ms() < end)
+		usleep(1000);
+	if (ret) {
+		why = "no completion";
+	} else {
+		if (cqx->status != IBV_WC_SUCCESS || cqx->wr_id != 55 ||
+		    ibv_wc_read_byte_len(cqx) != 33 ||
+		    ibv_wc_read_qp_num(cqx) != p.rqp->qp_num)
+			why = "bad completion";
+		else if (!(ibv_wc_read_wc_flags(cqx) & RXE2DV_WC_INLINE_RECV))
+			why = "not flagged inline";
+		else
+			why = check_scatter(&three, p.rbuf, p.sbuf, 33, 0);
+		ibv_end_poll(cqx);
+	}
+	if (!why)
+		inline_seen++;
+	inline_want++;
+	tap_ok(!why, "ibv_start_poll: a 33-byte SEND inline, RXE2DV_WC_INLINE_RECV from ibv_wc_read_wc_flags, data scattered");
+	if (why)
+		tap_diag("  %s", why);
+	rx_free(&p);
 }
 
 static void test_requester(void)
@@ -887,6 +962,7 @@ int main(void)
 	before = read_counter(dev.name);
 	test_create();
 	test_rx_loopback();
+	test_cq_ex();
 	test_requester();
 	after = read_counter(dev.name);
 

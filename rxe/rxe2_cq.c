@@ -239,7 +239,8 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 	BUILD_BUG_ON(offsetof(typeof(*ic), data) !=
 		     RXE2_CQE_INLINE_DATA_OFFSET);
 	BUILD_BUG_ON(offsetof(typeof(*ic), sge) != RXE2_CQE_INLINE_SGE_OFFSET);
-	memset(ic->data, 0, sizeof(ic->data) + sizeof(ic->sge));
+	memset(ic->data, 0, sizeof(ic->data));
+	memset(ic->sge, 0, sizeof(ic->sge));
 	memcpy(ic->data, data, len);
 	n = rxe2_inline_sges(sge, num_sge, len, ic->sge);
 	ic->cqe.inline_num_sge = n;

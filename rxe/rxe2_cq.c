@@ -241,6 +241,8 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 	BUILD_BUG_ON(offsetof(typeof(*ic), sge) != RXE2_CQE_INLINE_SGE_OFFSET);
 	memset(ic->data, 0, sizeof(ic->data));
 	memset(ic->sge, 0, sizeof(ic->sge));
+	/* callers chose inline only for len <= max_inl_recv <= this */
+	len = min_t(u32, len, sizeof(ic->data));
 	memcpy(ic->data, data, len);
 	n = rxe2_inline_sges(sge, num_sge, len, ic->sge);
 	ic->cqe.inline_num_sge = n;

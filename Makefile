@@ -57,12 +57,17 @@ check: all
 	exit $$rc
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
-bench: all tools/memcpy_bw
+bench: all tools/memcpy_bw tools/inline_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 
 tools/memcpy_bw: tools/memcpy_bw.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+# inline-receive latency and message rate: an rxe2dv application
+tools/inline_bench: tools/inline_bench.c provider
+	$(CC) -O2 -Wall -Wextra -Werror -Iprovider/include -o $@ $< \
+		-Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider -libverbs
 
 demo: deps all
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
@@ -88,7 +93,7 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build tools/memcpy_bw
+	rm -rf .build tools/memcpy_bw tools/inline_bench
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"

@@ -318,6 +318,9 @@ struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr,
+				  uint32_t *max_inl_recv);
 int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
 int rxe2_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rxe2.h"
+#include "rxe2dv.h"
 
 /* What a CQE can answer: ibv_wc_flags_ex rxe2 supports */
 #define RXE2_WC_EX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
@@ -214,20 +215,55 @@ out:
 }
 
 /*
+ * Inline-receive: the kernel put the data and the SGEs of the WQE (as
+ * the process posted them) after the CQE in its slot; scatter it now,
+ * as the completion is reported.  The addresses are the application's
+ * own and are not checked (rxe2dv_create_qp(3)).  A slot too small for
+ * the layout, or a length the SGEs do not cover, is a broken CQE.
+ */
+static bool rxe2_cq_scatter_inline(struct rxe2_cq *cq, const uint8_t *slot,
+				   const struct rxe2_cqe *cqe)
+{
+	struct rxe2_sge sge[RXE2_INLINE_RECV_MAX_SGE];
+	uint8_t data[RXE2_INLINE_RECV_MAX];
+	uint32_t len = cqe->byte_len, off = 0, i;
+
+	if (cq->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE ||
+	    len > RXE2_INLINE_RECV_MAX ||
+	    cqe->inline_num_sge > RXE2_INLINE_RECV_MAX_SGE)
+		return false;
+	memcpy(data, slot + RXE2_CQE_INLINE_DATA_OFFSET, len);
+	memcpy(sge, slot + RXE2_CQE_INLINE_SGE_OFFSET,
+	       cqe->inline_num_sge * sizeof(sge[0]));
+	for (i = 0; i < cqe->inline_num_sge && off < len; i++) {
+		uint32_t n = len - off;
+
+		if (n > sge[i].length)
+			n = sge[i].length;
+		memcpy((void *)(uintptr_t)sge[i].addr, data + off, n);
+		off += n;
+	}
+	return off == len;
+}
+
+/*
  * Copy the CQE at our consumer out of shared memory, once, before any of
- * it is interpreted.  Inline-receive is never requested yet (create_qp
- * sends comp_mask 0), so a CQE that claims its payload is inline filled
- * no receive buffer: report that rather than data the application does
- * not have.
+ * it is interpreted; an inline-received completion delivers its data.
  */
 static void rxe2_cq_take(struct rxe2_cq *cq, struct rxe2_cqe *cqe)
 {
-	memcpy(cqe, rxe2_ring_slot(&cq->ring, cq->ring.mine), sizeof(*cqe));
-	cq->ring.mine++;
+	const uint8_t *slot = rxe2_ring_slot(&cq->ring, cq->ring.mine);
+
+	memcpy(cqe, slot, sizeof(*cqe));
 	if ((cqe->flags & RXE2_CQE_F_INLINE) && cqe->status == IBV_WC_SUCCESS) {
-		cqe->status = IBV_WC_GENERAL_ERR;
-		cqe->byte_len = 0;
+		if (rxe2_cq_scatter_inline(cq, slot, cqe)) {
+			cqe->wc_flags |= RXE2DV_WC_INLINE_RECV;
+		} else {
+			cqe->status = IBV_WC_GENERAL_ERR;
+			cqe->byte_len = 0;
+		}
 	}
+	cq->ring.mine++;
 }
 
 /*

@@ -84,8 +84,13 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 	return err;
 }
 
-struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
-				 struct ibv_qp_init_attr_ex *attr)
+/*
+ * max_inl_recv: NULL for an ordinary QP; else the inline-receive size
+ * asked, replaced by the size the kernel applied (rxe2dv_create_qp).
+ */
+struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr,
+				  uint32_t *max_inl_recv)
 {
 	/* work on a copy: the caller's caps change only on success */
 	struct ibv_qp_init_attr_ex granted = *attr;
@@ -110,9 +115,12 @@ struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 	if (err)
 		goto err_sq_lock;
 
-	/* reserved and inline-receive fields must reach the kernel as zero */
+	/* reserved fields must reach the kernel as zero */
 	memset(&req, 0, sizeof(req));
-	req.drv.comp_mask = 0;
+	if (max_inl_recv) {
+		req.drv.comp_mask = RXE2_CREATE_QP_INLINE_RECV;
+		req.drv.max_inl_recv = *max_inl_recv;
+	}
 
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &granted, &req.ibv_cmd,
 				   sizeof(req), &rsp.ibv_resp, sizeof(rsp));
@@ -127,6 +135,8 @@ struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 		goto err_unmap;
 
 	attr->cap = granted.cap;
+	if (max_inl_recv)
+		*max_inl_recv = rsp.drv.max_inl_recv;
 	return &qp->vqp.qp;
 
 err_unmap:
@@ -142,6 +152,12 @@ err_free:
 	free(qp);
 	errno = err;
 	return NULL;
+}
+
+struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	return rxe2_create_qp_inl(ibctx, attr, NULL);
 }
 
 struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,

@@ -209,3 +209,53 @@ int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
 	}
 	return 0;
 }
+
+/* ---- inline-receive ---- */
+
+struct ibv_qp *rxe2dv_create_qp(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *attr,
+				struct rxe2dv_qp_init_attr *dv_attr,
+				uint32_t inlen)
+{
+	struct rxe2dv_qp_init_attr in = {};
+	uint32_t inl = 0;
+	struct ibv_qp *qp;
+
+	if (!context || !rxe2_is_rxe2_context(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr || !dv_attr ||
+	    inlen < rxe2dv_fieldend(struct rxe2dv_qp_init_attr, reserved)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* a longer structure from a later header: its extra bytes are 0 */
+	if (inlen > sizeof(in)) {
+		const char *p = (const char *)dv_attr + sizeof(in);
+		uint32_t i;
+
+		for (i = 0; i < inlen - sizeof(in); i++) {
+			if (p[i]) {
+				errno = EOPNOTSUPP;
+				return NULL;
+			}
+		}
+	}
+	memcpy(&in, dv_attr, sizeof(in));
+	if (in.comp_mask & ~(uint64_t)RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (in.reserved) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (in.comp_mask & RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV)
+		inl = in.max_inl_recv;
+
+	qp = rxe2_create_qp_inl(context, attr, &inl);
+	if (qp && (in.comp_mask & RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV))
+		dv_attr->max_inl_recv = inl;
+	return qp;
+}

@@ -65,6 +65,39 @@ struct rxe2dv_mr_attr {
 int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
 		    uint32_t inlen);
 
+/* ---- inline-receive: see rxe2dv_create_qp(3) ---- */
+
+/* rxe2dv_qp_init_attr.comp_mask */
+enum rxe2dv_qp_init_attr_mask {
+	RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV = 1 << 0,
+};
+
+/*
+ * Fields are only ever added at the end; inlen tells the library how
+ * much of the structure the caller was built with.
+ */
+struct rxe2dv_qp_init_attr {
+	uint64_t comp_mask;		/* enum rxe2dv_qp_init_attr_mask */
+	/*
+	 * in: bytes asked (0: off); out: the size applied, which may be
+	 * larger (rounded up to what a CQE holds)
+	 */
+	uint32_t max_inl_recv;
+	uint32_t reserved;		/* must be 0 */
+};
+
+struct ibv_qp *rxe2dv_create_qp(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *attr,
+				struct rxe2dv_qp_init_attr *dv_attr,
+				uint32_t inlen);
+
+/*
+ * ibv_wc.wc_flags (ibv_poll_cq) and ibv_wc_read_wc_flags() (extended
+ * polling): the completion carried its data, which librxe2 copied into
+ * the receive buffers (or the READ/atomic SGEs) while polling it.
+ */
+#define RXE2DV_WC_INLINE_RECV (1U << 31)
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,8 @@ enum rxe2_dp_counter {
 	RXE2_DPC_RNR_NAKS_SENT,
 	RXE2_DPC_RNR_NAKS_RCVD,
 	RXE2_DPC_DUP_REQUESTS,		/* requests with an old PSN */
+	/* inline-receive: completions that carried their data */
+	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_NUM
 };
 

@@ -84,15 +84,28 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 		u32 idx = qp->sq.dev_index;
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
 		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
-		struct rxe2_cqe cqe, *c = NULL;
+		struct rxe2_cqe_inline ic;
+		struct rxe2_cqe *c = NULL;
 
 		if (info->state != RXE2_WQE_DONE)
 			break;
 		if (info->status != IB_WC_SUCCESS ||
 		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 		    (w->send_flags & IB_SEND_SIGNALED)) {
-			rxe2_sq_cqe(qp, idx, info->status, true, &cqe);
-			c = &cqe;
+			rxe2_sq_cqe(qp, idx, info->status, true, &ic.cqe);
+			c = &ic.cqe;
+		}
+		/* inline-receive: a READ's data or an atomic's result */
+		if (qp->dp.sq_inline && qp->dp.sq_inl_idx == idx) {
+			qp->dp.sq_inline = false;
+			if (c && info->status == IB_WC_SUCCESS) {
+				rxe2_cqe_set_inline(&ic, qp->dp.sq_inl_data,
+						    qp->dp.sq_inl_len,
+						    (const void *)(w + 1),
+						    w->num_sge);
+				rxe2_dp_count(rxe2_qp_rdev(qp),
+					      RXE2_DPC_INLINE_RECV);
+			}
 		}
 		if (!rxe2_sq_release(qp, c)) {
 			rxe2_qp_error(qp);
@@ -275,6 +288,31 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	}
 }
 
+/*
+ * Inline-receive on the requester: with every WR signalled (the data
+ * reaches the application only through the CQE) a READ or atomic
+ * result of up to max_inl_recv bytes goes into the send CQE when the
+ * WQE's SGEs fit in it.  The WQE retires right after its last response
+ * (everything before it is acknowledged), so one staging buffer does.
+ */
+static bool rxe2_comp_stage_inline(struct rxe2_qp *qp, u32 idx,
+				   const void *data, u32 len)
+{
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+
+	if (!qp->max_inl_recv || qp->sq_sig_type != IB_SIGNAL_ALL_WR ||
+	    len > qp->max_inl_recv ||
+	    (w->send_flags & IB_SEND_INLINE) ||
+	    rxe2_inline_sges((const void *)(w + 1), w->num_sge, len,
+			     NULL) < 0)
+		return false;
+	memcpy(qp->dp.sq_inl_data, data, len);
+	qp->dp.sq_inl_len = len;
+	qp->dp.sq_inl_idx = idx;
+	qp->dp.sq_inline = true;
+	return true;
+}
+
 static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
@@ -312,7 +350,8 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			return;
 		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK), 8);
 		v = be64_to_cpu(orig);
-		if (rxe2_sge_copy(qp, &c, &v, 8, true)) {
+		if (!rxe2_comp_stage_inline(qp, i, &v, 8) &&
+		    rxe2_sge_copy(qp, &c, &v, 8, true)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);
@@ -338,7 +377,10 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			   pkt->paylen != dp->mtu)
 			return;
 		rxe2_sge_seek(&c, off);
-		if (rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true)) {
+		if (!(first && last &&
+		      rxe2_comp_stage_inline(qp, i, pkt->payload,
+					     pkt->paylen)) &&
+		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);

@@ -6,7 +6,7 @@
  */
 #include <rdma/uverbs_ioctl.h>
 
-#include "rxe2_verbs.h"
+#include "rxe2_dp.h"
 
 static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			struct ib_udata *udata)
@@ -28,7 +28,10 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	ret = rxe2_ring_init(&cq->ring, attr->cqe, RXE2_CQE_SIZE, true, udata);
+	/* a process's CQE slot has room for inline-receive */
+	ret = rxe2_ring_init(&cq->ring, attr->cqe,
+			     udata ? RXE2_CQ_INLINE_SLOT_SIZE : RXE2_CQE_SIZE,
+			     true, udata);
 	if (ret)
 		return ret;
 	cq->is_user = !!udata;
@@ -200,4 +203,48 @@ int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	rcu_read_unlock();
 	spin_unlock_irqrestore(&cq->ring.lock, irqflags);
 	return n;
+}
+
+/*
+ * Inline-receive: the SGEs of a WQE that take len bytes, empty ones left
+ * out, copied to out (when not NULL).  Their number, or -1 when the list
+ * is too short for len or needs more than a CQ slot holds: such a
+ * message takes the normal path, which reports a short list itself.
+ */
+int rxe2_inline_sges(const struct rxe2_sge *sge, u32 num_sge, u32 len,
+		     struct rxe2_sge *out)
+{
+	u32 i, n = 0, covered = 0;
+
+	for (i = 0; i < num_sge && covered < len; i++) {
+		if (!sge[i].length)
+			continue;
+		if (n == RXE2_INLINE_RECV_MAX_SGE)
+			return -1;
+		if (out)
+			out[n] = sge[i];
+		n++;
+		covered += min(sge[i].length, len - covered);
+	}
+	return covered < len ? -1 : n;
+}
+
+/* turn a completion into one that carries len bytes of data */
+void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
+			 u32 len, const struct rxe2_sge *sge, u32 num_sge)
+{
+	int n;
+
+	BUILD_BUG_ON(sizeof(*ic) != RXE2_CQ_INLINE_SLOT_SIZE);
+	BUILD_BUG_ON(offsetof(typeof(*ic), data) !=
+		     RXE2_CQE_INLINE_DATA_OFFSET);
+	BUILD_BUG_ON(offsetof(typeof(*ic), sge) != RXE2_CQE_INLINE_SGE_OFFSET);
+	memset(ic->data, 0, sizeof(ic->data));
+	memset(ic->sge, 0, sizeof(ic->sge));
+	/* callers chose inline only for len <= max_inl_recv <= this */
+	len = min_t(u32, len, sizeof(ic->data));
+	memcpy(ic->data, data, len);
+	n = rxe2_inline_sges(sge, num_sge, len, ic->sge);
+	ic->cqe.inline_num_sge = n;
+	ic->cqe.flags |= RXE2_CQE_F_INLINE;
 }

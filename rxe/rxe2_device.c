@@ -216,6 +216,8 @@ static const struct rdma_stat_desc rxe2_counter_descs[] = {
 	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_SENT].name = "rnr_naks_sent",
 	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[RXE2_CNT_DP + RXE2_DPC_DUP_REQUESTS].name = "duplicate_requests",
+	/* inline-receive */
+	[RXE2_CNT_DP + RXE2_DPC_INLINE_RECV].name = "inline_recv_completions",
 };
 
 static struct rdma_hw_stats *rxe2_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -299,8 +301,8 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		.send_wqe_hdr_size = RXE2_SEND_WQE_HDR_SIZE,
 		.recv_wqe_hdr_size = RXE2_RECV_WQE_HDR_SIZE,
 		.cqe_size = RXE2_CQE_SIZE,
-		/* no inline receive, PA MRs or shared MRs yet */
-		.max_inline_recv = 0,
+		/* no PA MRs or shared MRs yet */
+		.max_inline_recv = RXE2_INLINE_RECV_MAX,
 		/* of the map as it is now: a later ic_map write is not seen */
 		.num_interconnects = rxe2_ic_count(rdev),
 	};

@@ -36,8 +36,8 @@ u32 rxe2_recv_slot_size(u32 max_sge)
  * Driver data of create_qp: struct rxe2_create_qp_cmd.  A shorter command
  * (an older provider) reads as zero-filled; bytes beyond the struct must
  * be zero (a newer provider asking for something we lack: EOPNOTSUPP).
- * comp_mask announces optional features, none of which exist yet
- * (EOPNOTSUPP); a non-zero reserved field is malformed (EINVAL).
+ * comp_mask announces optional features: inline-receive only (another
+ * bit is EOPNOTSUPP); max_inl_recv without its bit is malformed (EINVAL).
  */
 static int rxe2_qp_read_cmd(struct ib_udata *udata,
 			    struct rxe2_create_qp_cmd *cmd)
@@ -47,10 +47,32 @@ static int rxe2_qp_read_cmd(struct ib_udata *udata,
 	ret = rxe2_udata_read_cmd(udata, cmd, sizeof(*cmd));
 	if (ret)
 		return ret;
-	if (cmd->comp_mask)
+	if (cmd->comp_mask & ~RXE2_CREATE_QP_INLINE_RECV)
 		return -EOPNOTSUPP;
-	if (cmd->reserved)
+	if (!(cmd->comp_mask & RXE2_CREATE_QP_INLINE_RECV) && cmd->max_inl_recv)
 		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Inline-receive size for a QP that asked for max_inl_recv bytes: every
+ * completion of its receive CQ (and, with all WRs signalled, of its
+ * send CQ) must have a slot big enough.  A CQ slot holds
+ * RXE2_INLINE_RECV_MAX bytes, so any size asked is rounded up to that.
+ */
+static int rxe2_qp_inline_recv(struct rxe2_qp *qp,
+			       const struct ib_qp_init_attr *init, u32 asked)
+{
+	if (!asked)
+		return 0;
+	if (asked > RXE2_INLINE_RECV_MAX)
+		return -EINVAL;
+	/* a process's CQs all have inline slots; a kernel CQ has none */
+	if ((init->recv_cq &&
+	     to_rcq(init->recv_cq)->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE) ||
+	    to_rcq(init->send_cq)->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE)
+		return -EINVAL;
+	qp->max_inl_recv = RXE2_INLINE_RECV_MAX;
 	return 0;
 }
 
@@ -150,8 +172,15 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = rxe2_qp_read_cmd(udata, &cmd);
 		if (ret)
 			return ret;
-		if (udata->outlen < sizeof(resp))
+		if (udata->outlen < offsetof(typeof(resp), max_inl_recv))
 			return -EINVAL;
+		/* an older provider cannot learn the size: it gets none */
+		if (udata->outlen < offsetofend(typeof(resp), max_inl_recv) &&
+		    cmd.max_inl_recv)
+			return -EINVAL;
+		ret = rxe2_qp_inline_recv(qp, init, cmd.max_inl_recv);
+		if (ret)
+			return ret;
 	}
 
 	qp->is_user = !!udata;
@@ -183,7 +212,10 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		rxe2_ring_get_info(&qp->sq, &resp.sq);
 		if (qp->has_rq)
 			rxe2_ring_get_info(&qp->rq, &resp.rq);
-		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		resp.max_inl_recv = qp->max_inl_recv;
+		ret = ib_copy_to_udata(udata, &resp,
+				       min_t(size_t, udata->outlen,
+					     sizeof(resp)));
 		if (ret)
 			goto err_table;
 	}

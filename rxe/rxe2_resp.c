@@ -9,6 +9,7 @@
  * against MRs found by rkey (PD, access and range checked), writes the
  * receive completions and sends ACKs, read responses and atomic ACKs.
  * UD: Q_Key check, GRH into the first 40 bytes of the buffer.
+ * Inline-receive: a short SEND goes into its CQE, not the buffer.
  */
 #include <linux/highmem.h>
 #include <linux/ip.h>
@@ -29,6 +30,8 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->have_rwqe = false;
+	dp->rcv_inline = false;
+	dp->sq_inline = false;
 	dp->in_msg = false;
 	dp->rd_active = false;
 	dp->nak_sent = false;
@@ -90,20 +93,48 @@ static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 			  u32 opcode, u32 len, u32 flags, u32 ex, u32 src_qp,
 			  bool solicited)
 {
-	struct rxe2_cqe cqe = {
-		.wr_id = wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = len,
-		.ex = ex,
-		.qp_num = qp->ibqp.qp_num,
-		.src_qp = src_qp,
-		.wc_flags = flags,
-		.port_num = RXE2_PORT,
+	struct rxe2_cqe_inline ic = {
+		.cqe = {
+			.wr_id = wr_id,
+			.status = status,
+			.opcode = opcode,
+			.byte_len = len,
+			.ex = ex,
+			.qp_num = qp->ibqp.qp_num,
+			.src_qp = src_qp,
+			.wc_flags = flags,
+			.port_num = RXE2_PORT,
+		},
 	};
+	bool inl = qp->dp.rcv_inline && status == IB_WC_SUCCESS;
 
-	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &cqe, solicited))
+	if (inl) {
+		const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+
+		rxe2_cqe_set_inline(&ic, qp->dp.inl_data, len,
+				    (const struct rxe2_sge *)(w + 1),
+				    w->num_sge);
+	}
+	qp->dp.rcv_inline = false;
+	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic.cqe, solicited))
 		rxe2_qp_error(qp);
+	else if (inl)
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_INLINE_RECV);
+}
+
+/*
+ * Inline-receive: a message of len bytes in all (UD: with its GRH), known
+ * whole from its only packet, goes to the CQE when the QP asked for it
+ * and the receive WQE has SGEs for it that the CQE can echo.
+ */
+static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
+{
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+
+	qp->dp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
+			    w->num_sge != U32_MAX &&
+			    rxe2_inline_sges((const struct rxe2_sge *)(w + 1),
+					     w->num_sge, len, NULL) >= 0;
 }
 
 /* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
@@ -147,6 +178,7 @@ static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 		return -EAGAIN;
 	dp->have_rwqe = true;
 	dp->rcv_offset = 0;
+	dp->rcv_inline = false;
 	if (w->num_sge > max_sge ||
 	    RXE2_RECV_WQE_HDR_SIZE + w->num_sge * sizeof(struct rxe2_sge) >
 	    r->slot_size)
@@ -166,6 +198,14 @@ static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 
 	if (w->num_sge == U32_MAX)
 		return -EACCES;
+	if (qp->dp.rcv_inline) {
+		/* rxe2_resp_choose_inline() saw the whole message fit */
+		if (len > sizeof(qp->dp.inl_data) - qp->dp.rcv_offset)
+			return -EINVAL;
+		memcpy(qp->dp.inl_data + qp->dp.rcv_offset, buf, len);
+		qp->dp.rcv_offset += len;
+		return 0;
+	}
 	rxe2_sge_seek(&c, qp->dp.rcv_offset);
 	ret = rxe2_sge_copy(qp, &c, buf, len, true);
 	if (!ret)
@@ -252,6 +292,9 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		}
 		dp->in_msg = true;
 		dp->resp_op = RXE2_OPF_SEND;
+		dp->rcv_offset = 0;
+		rxe2_resp_choose_inline(qp, pkt->flags & RXE2_OPF_LAST ?
+					pkt->paylen : U32_MAX);
 	}
 	if (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
@@ -607,6 +650,7 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
 		return;
 	}
+	rxe2_resp_choose_inline(qp, sizeof(grh) + pkt->paylen);
 	/* RoCEv2: an IPv4 header sits in the last 20 bytes of the GRH */
 	if (pkt->ipv6)
 		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));

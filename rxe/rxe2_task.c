@@ -368,8 +368,10 @@ int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
 		overflow = !cq->overflowed;
 		cq->overflowed = true;
 	} else {
+		/* inline-receive: the data and SGEs follow (rxe2_cq.c) */
 		memcpy(rxe2_ring_slot(&cq->ring, cq->ring.dev_index), cqe,
-		       sizeof(*cqe));
+		       cqe->flags & RXE2_CQE_F_INLINE ?
+		       sizeof(struct rxe2_cqe_inline) : sizeof(*cqe));
 		rxe2_ring_dev_advance(&cq->ring);
 		if (cq->notify == IB_CQ_NEXT_COMP ||
 		    (cq->notify == IB_CQ_SOLICITED &&

@@ -403,6 +403,17 @@ struct rxe2_qp_dp {
 	u8 *rwqe;			/* copy of the receive WQE taken */
 	u32 rwqe_size;
 	u32 rcv_offset;			/* bytes placed in it */
+	/*
+	 * Inline-receive: the message being received goes to inl_data (and
+	 * then into its CQE) instead of the WQE's buffers.
+	 */
+	bool rcv_inline;
+	u8 inl_data[RXE2_INLINE_RECV_MAX];
+	/* requester side: READ/atomic result of SQ index inl_sq_idx */
+	bool sq_inline;
+	u32 sq_inl_idx;
+	u32 sq_inl_len;
+	u8 sq_inl_data[RXE2_INLINE_RECV_MAX];
 	u32 rcv_psn;			/* PSN of the SEND's first packet */
 	u32 wr_rkey;			/* RDMA WRITE in progress */
 	u64 wr_va;
@@ -446,6 +457,13 @@ struct rxe2_qp {
 	 */
 	u64 serial;
 	enum ib_sig_type sq_sig_type;
+	/*
+	 * Inline-receive: messages of up to this many bytes (UD: with the
+	 * 40-byte GRH) complete with their data in the CQE; 0 is off.  Set
+	 * at creation only (rxe2dv_create_qp).  A QP with it on takes no
+	 * physical-address MR.
+	 */
+	u32 max_inl_recv;
 	struct ib_qp_cap cap;		/* what the rings really hold */
 	struct mutex state_lock;	/* modify/query against each other */
 	enum ib_qp_state state;

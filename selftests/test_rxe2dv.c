@@ -131,7 +131,8 @@ static void test_fields(struct ibv_context *ctx, const char *dev)
 				    RXE2DV_DEVICE_CAP_SHARED_MR), 0,
 		"no PA-MR and no shared-MR capability yet");
 	tap_ret(odp, 0, "no ODP yet");
-	tap_ret(attr.max_inline_recv, 0, "max_inline_recv is 0 (no inline receive yet)");
+	tap_ret(attr.max_inline_recv, 64,
+		"max_inline_recv is 64 (a CQ slot holds 64 bytes of data)");
 	tap_ret(attr.num_interconnects, map_ics(dev),
 		"num_interconnects: the distinct ids of the ic_map nodes");
 }

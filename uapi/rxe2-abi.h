@@ -171,7 +171,8 @@ struct rxe2_recv_wqe {
  * A CQE is 64 bytes.  status is enum ibv_wc_status (== enum
  * ib_wc_status), opcode is enum ibv_wc_opcode, wc_flags are ibv_wc_flags
  * bits.  A CQ whose slots are larger than 64 bytes carries inline
- * received data after the CQE (RXE2_CQE_F_INLINE, inline-receive).
+ * received data after the CQE (RXE2_CQE_F_INLINE, inline-receive; see
+ * "Inline-receive" below for the slot layout).
  */
 struct rxe2_cqe {
 	__aligned_u64 wr_id;
@@ -189,7 +190,8 @@ struct rxe2_cqe {
 	__u8 dlid_path_bits;
 	__u8 port_num;
 	__u8 flags;		/* RXE2_CQE_F_* */
-	__u32 reserved[4];
+	__u32 inline_num_sge;	/* RXE2_CQE_F_INLINE: SGEs in the slot */
+	__u32 reserved[3];
 };
 
 enum rxe2_cqe_flags {
@@ -197,6 +199,30 @@ enum rxe2_cqe_flags {
 };
 
 #define RXE2_CQE_SIZE 64
+
+/*
+ * Inline-receive.  A process's CQ has slots of RXE2_CQ_INLINE_SLOT_SIZE
+ * bytes (kernel CQs keep 64).  A completion that carries its data
+ * (RXE2_CQE_F_INLINE) is laid out in its slot as
+ *
+ *   offset   0  struct rxe2_cqe
+ *   offset  64  byte_len bytes of data (at most RXE2_INLINE_RECV_MAX)
+ *   offset 128  struct rxe2_sge[inline_num_sge] (at most
+ *               RXE2_INLINE_RECV_MAX_SGE): the WQE's SGEs that cover
+ *               byte_len, zero-length ones left out, in order
+ *
+ * The process scatters the data over those SGEs when it polls the CQE;
+ * the kernel never wrote the buffers.  The SGEs are the ones the
+ * process posted (receive WQE, or the READ/atomic send WQE), echoed
+ * back so that a ring slot the process has reused since does not
+ * matter.
+ */
+#define RXE2_INLINE_RECV_MAX 64
+#define RXE2_INLINE_RECV_MAX_SGE 8
+#define RXE2_CQE_INLINE_DATA_OFFSET RXE2_CQE_SIZE
+#define RXE2_CQE_INLINE_SGE_OFFSET (RXE2_CQE_SIZE + RXE2_INLINE_RECV_MAX)
+#define RXE2_CQ_INLINE_SLOT_SIZE \
+	(RXE2_CQE_INLINE_SGE_OFFSET + RXE2_INLINE_RECV_MAX_SGE * 16)
 
 /* ------------------------------------------------------------------ */
 /* uverbs driver udata                                                 */
@@ -271,14 +297,30 @@ struct rxe2_modify_srq_cmd {
 	__u32 reserved;
 };
 
-struct rxe2_create_qp_cmd {
-	__u32 comp_mask;	/* reserved for inline-receive; must be 0 */
-	__u32 reserved;
+/* rxe2_create_qp_cmd.comp_mask */
+enum rxe2_create_qp_cmd_mask {
+	RXE2_CREATE_QP_INLINE_RECV = 1 << 0,	/* max_inl_recv is valid */
 };
 
+/*
+ * Inline-receive: max_inl_recv bytes asked (0: off); more than
+ * rxe2_alloc_context_resp.max_inline_recv is EINVAL.  The size applied
+ * comes back in rxe2_create_qp_resp.max_inl_recv.
+ */
+struct rxe2_create_qp_cmd {
+	__u32 comp_mask;	/* enum rxe2_create_qp_cmd_mask */
+	__u32 max_inl_recv;	/* RXE2_CREATE_QP_INLINE_RECV, else 0 */
+};
+
+/*
+ * max_inl_recv was added later: a response buffer that ends before it
+ * is accepted (and the QP gets no inline-receive).
+ */
 struct rxe2_create_qp_resp {
 	struct rxe2_ring_info sq;
 	struct rxe2_ring_info rq;	/* all zero when the QP uses an SRQ */
+	__u32 max_inl_recv;	/* inline-receive size applied, bytes */
+	__u32 reserved;
 };
 
 struct rxe2_create_srq_resp {

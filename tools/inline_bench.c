@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * inline_bench: small-SEND latency and message rate on one rxe2 device
+ * (two RC QPs over its IPv4 RoCEv2 GID, loopback), with and without
+ * inline-receive (rxe2dv_create_qp(3)).  perftest cannot create rxe2dv
+ * QPs, hence this tool; `make bench` runs it (tools/bench).
+ *
+ *   inline_bench DEVICE [ITERS] [MESSAGES] [SIZE...]
+ *
+ * Latency: one thread ping-pongs a SEND between the QPs ITERS times and
+ * reports half the mean round trip.  Rate: the sender keeps up to 64
+ * SENDs outstanding, the receiver keeps 128 receives posted, MESSAGES
+ * messages are timed from the first post to the last receive completion.
+ * Each figure is the median of 5 runs, off and on alternating.  Prints
+ * markdown table rows; asserts nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include <infiniband/rxe2dv.h>
+
+#define RQ_DEPTH 128
+#define SQ_WINDOW 64
+#define BUF 4096
+
+struct end {
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char *buf;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static union ibv_gid gid;
+static int gidx = -1;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "inline_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void find_gid(void)
+{
+	struct ibv_port_attr pa;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		die("ibv_query_port");
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid g;
+		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (ibv_query_gid(ctx, 1, i, &g))
+			continue;
+		if (!memcmp(g.raw, v4, 12)) {
+			gid = g;
+			gidx = i;
+			return;
+		}
+	}
+	errno = ENOENT;
+	die("no IPv4 GID");
+}
+
+static void make_end(struct end *e, bool inl)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2 * SQ_WINDOW,
+			 .max_recv_wr = RQ_DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct rxe2dv_qp_init_attr dv = {
+		.comp_mask = RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV,
+		.max_inl_recv = 64,
+	};
+
+	e->scq = ibv_create_cq(ctx, 4 * SQ_WINDOW, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(ctx, 2 * RQ_DEPTH, NULL, NULL, 0);
+	if (!e->scq || !e->rcq)
+		die("ibv_create_cq");
+	a.send_cq = e->scq;
+	a.recv_cq = e->rcq;
+	e->qp = inl ? rxe2dv_create_qp(ctx, &a, &dv, sizeof(dv)) :
+		      ibv_create_qp_ex(ctx, &a);
+	if (!e->qp)
+		die("create QP");
+	e->buf = calloc(1, BUF * 2);
+	e->mr = ibv_reg_mr(pd, e->buf, BUF * 2, IBV_ACCESS_LOCAL_WRITE);
+	if (!e->buf || !e->mr)
+		die("ibv_reg_mr");
+}
+
+static void connect_to(struct end *e, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS");
+}
+
+static void free_end(struct end *e)
+{
+	ibv_destroy_qp(e->qp);
+	ibv_destroy_cq(e->scq);
+	ibv_destroy_cq(e->rcq);
+	ibv_dereg_mr(e->mr);
+	free(e->buf);
+}
+
+static void post_recv(struct end *e)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)e->buf + BUF,
+			       .length = BUF, .lkey = e->mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(e->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+static void post_send(struct end *e, uint32_t size, bool signaled)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)e->buf, .length = size,
+			       .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND,
+		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+
+	if (ibv_post_send(e->qp, &wr, &bad))
+		die("ibv_post_send");
+}
+
+/* Polls cq until n completions, all successful; spins (a benchmark) */
+static void poll_n(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc[16];
+	double end = now_us() + 10e6;
+
+	while (n > 0) {
+		int i, r = ibv_poll_cq(cq, n < 16 ? n : 16, wc);
+
+		if (r < 0)
+			die("ibv_poll_cq");
+		for (i = 0; i < r; i++)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				errno = EIO;
+				die(ibv_wc_status_str(wc[i].status));
+			}
+		n -= r;
+		if (!r && now_us() > end) {
+			errno = ETIMEDOUT;
+			die("completion");
+		}
+	}
+}
+
+static void setup(struct end *a, struct end *b, bool inl)
+{
+	int i;
+
+	make_end(a, inl);
+	make_end(b, inl);
+	connect_to(a, b->qp->qp_num);
+	connect_to(b, a->qp->qp_num);
+	for (i = 0; i < RQ_DEPTH; i++) {
+		post_recv(a);
+		post_recv(b);
+	}
+}
+
+/* half the mean round trip, in microseconds */
+static double latency(uint32_t size, int iters, bool inl)
+{
+	struct end a, b;
+	double t0 = 0;
+	int i;
+
+	setup(&a, &b, inl);
+	for (i = -iters / 10; i < iters; i++) {
+		/* one signalled send in 16 keeps the SQ and the CQ short */
+		bool sig = (i & 15) == 15;
+
+		if (i == 0)
+			t0 = now_us();
+		post_send(&a, size, sig);
+		poll_n(b.rcq, 1);
+		post_recv(&b);
+		post_send(&b, size, sig);
+		poll_n(a.rcq, 1);
+		post_recv(&a);
+		if (sig) {
+			poll_n(a.scq, 1);
+			poll_n(b.scq, 1);
+		}
+	}
+	t0 = (now_us() - t0) / iters / 2;
+	free_end(&a);
+	free_end(&b);
+	return t0;
+}
+
+/* messages per second, in thousands */
+static double rate(uint32_t size, int msgs, bool inl)
+{
+	struct end a, b;
+	int sent = 0, got = 0, outstanding = 0;
+	struct ibv_wc wc[32];
+	double t0;
+
+	setup(&a, &b, inl);
+	t0 = now_us();
+	while (got < msgs) {
+		int r;
+
+		while (sent < msgs && outstanding < SQ_WINDOW) {
+			/* every 16th is signalled: the window is counted by them */
+			post_send(&a, size, (sent & 15) == 15 || sent == msgs - 1);
+			sent++;
+			outstanding++;
+		}
+		r = ibv_poll_cq(a.scq, 32, wc);
+		if (r < 0)
+			die("ibv_poll_cq");
+		for (int i = 0; i < r; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				errno = EIO;
+				die(ibv_wc_status_str(wc[i].status));
+			}
+			outstanding -= outstanding < 16 ? outstanding : 16;
+		}
+		r = ibv_poll_cq(b.rcq, 32, wc);
+		if (r < 0)
+			die("ibv_poll_cq");
+		for (int i = 0; i < r; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				errno = EIO;
+				die(ibv_wc_status_str(wc[i].status));
+			}
+			post_recv(&b);
+		}
+		got += r;
+	}
+	t0 = msgs / (now_us() - t0) * 1e3;
+	free_end(&a);
+	free_end(&b);
+	return t0;
+}
+
+/*
+ * Each number is the median of ROUNDS runs, off and on alternating, so
+ * that a burst of load on the (shared, emulated) machine hits both.
+ */
+#define ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v)
+{
+	qsort(v, ROUNDS, sizeof(*v), cmp_double);
+	return v[ROUNDS / 2];
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t def_sizes[] = { 8, 32, 64 };
+	struct ibv_device **list;
+	int iters, msgs, i, n, nsizes;
+	uint32_t sizes[16];
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: inline_bench DEVICE [ITERS] [MESSAGES] [SIZE...]\n");
+		return 2;
+	}
+	iters = argc > 2 ? atoi(argv[2]) : 2000;
+	msgs = argc > 3 ? atoi(argv[3]) : 20000;
+	nsizes = 0;
+	for (i = 4; i < argc && nsizes < 16; i++)
+		sizes[nsizes++] = strtoul(argv[i], NULL, 0);
+	if (!nsizes)
+		for (i = 0; i < 3; i++)
+			sizes[nsizes++] = def_sizes[i];
+	for (i = 0; i < nsizes; i++)
+		if (sizes[i] > BUF)
+			sizes[i] = BUF;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		die("ibv_get_device_list");
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		die(argv[1]);
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("ibv_alloc_pd");
+	find_gid();
+
+	for (i = 0; i < nsizes; i++) {
+		double off[ROUNDS], on[ROUNDS];
+		int r;
+
+		for (r = 0; r < ROUNDS; r++) {
+			off[r] = latency(sizes[i], iters, false);
+			on[r] = latency(sizes[i], iters, true);
+		}
+		printf("| send latency (half RTT) | %u | usec | %.2f | %.2f | %.2f |\n",
+		       sizes[i], median(off), median(on),
+		       median(on) / median(off));
+	}
+	for (i = 0; i < nsizes; i++) {
+		double off[ROUNDS], on[ROUNDS];
+		int r;
+
+		for (r = 0; r < ROUNDS; r++) {
+			off[r] = rate(sizes[i], msgs, false);
+			on[r] = rate(sizes[i], msgs, true);
+		}
+		printf("| send message rate | %u | kmsg/s | %.1f | %.1f | %.2f |\n",
+		       sizes[i], median(off), median(on),
+		       median(on) / median(off));
+	}
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}

@@ -29,32 +29,7 @@ NUMA_TESTS := test_ic
 
 check: all
 	$(MAKE) -C provider test
-	@numa= rest= rc=0; \
-	if [ -z "$${RXE2_TESTS:-}" ]; then \
-		numa="$(NUMA_TESTS)"; \
-	else \
-		for t in $$RXE2_TESTS; do \
-			case " $(NUMA_TESTS) " in \
-			*" $$t "*) numa="$$numa $$t" ;; \
-			*) rest="$$rest $$t" ;; \
-			esac; \
-		done; \
-	fi; \
-	if [ -z "$${RXE2_TESTS:-}" ]; then \
-		echo "tools/vm -- selftests/run (all but $$numa)"; \
-		RXE2_SKIP_TESTS="$$numa" tools/vm --timeout $(VM_TIMEOUT) -- \
-			$(CURDIR)/selftests/run || rc=1; \
-	elif [ -n "$$rest" ]; then \
-		echo "tools/vm -- selftests/run ($$rest )"; \
-		RXE2_TESTS="$$rest" tools/vm --timeout $(VM_TIMEOUT) -- \
-			$(CURDIR)/selftests/run || rc=1; \
-	fi; \
-	if [ -n "$$numa" ]; then \
-		echo "tools/vm --numa 2 -- selftests/run ($$numa )"; \
-		RXE2_TESTS="$$numa" tools/vm --numa 2 --timeout 600 -- \
-			$(CURDIR)/selftests/run || rc=1; \
-	fi; \
-	exit $$rc
+	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
 bench: all tools/memcpy_bw tools/inline_bench

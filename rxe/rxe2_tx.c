@@ -19,8 +19,18 @@
 
 #include "rxe2_dp.h"
 
-#define RXE2_TX_HEADROOM (LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
-			  sizeof(struct udphdr))
+/*
+ * Room for the IP and UDP headers and the netdev's link-layer header
+ * (what the neighbour layer, or a tap's copy of a loopback packet,
+ * puts in front), as ip_finish_output2() expects.  Not LL_MAX_HEADER:
+ * sized for any device, it made every 8-byte packet a 1 KiB kmalloc,
+ * zeroed (init_on_alloc) at a real cost under emulation.
+ */
+static unsigned int rxe2_tx_headroom(const struct net_device *ndev)
+{
+	return LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
+	       sizeof(struct udphdr);
+}
 
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label)
 {
@@ -51,12 +61,13 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 {
 	unsigned int pad = (4 - (paylen & 3)) & 3;
 	unsigned int len = hdr_len + paylen + pad + RXE2_ICRC_LEN;
+	unsigned int room = rxe2_tx_headroom(rxe2_qp_rdev(qp)->ndev);
 	struct sk_buff *skb;
 
-	skb = alloc_skb(RXE2_TX_HEADROOM + len, GFP_KERNEL);
+	skb = alloc_skb(room + len, GFP_KERNEL);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, RXE2_TX_HEADROOM);
+	skb_reserve(skb, room);
 	*bth = skb_put(skb, len);
 	/* the payload is written by the caller: zeroing it costs a pass */
 	memset(*bth, 0, hdr_len);

@@ -241,6 +241,9 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		/* READ responses still to send, a budget at a time */
 		if (qp->dp.rd_active)
 			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
+		/* an empty queue costs no IRQ-off section */
+		if (skb_queue_empty_lockless(&qp->dp.rx_queue))
+			break;
 		skb = skb_dequeue(&qp->dp.rx_queue);
 		if (!skb)
 			break;

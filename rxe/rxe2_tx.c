@@ -222,6 +222,34 @@ out:
 }
 
 /*
+ * rxe2_tx_loop_ack() - a positive ACK to a local peer QP as a call, not a
+ * packet (rxe2_qp_deliver_ack()): no skb, no headers, nothing to parse.
+ * Never while a tap watches our netdev, which must see every packet.
+ * True: handed over, or dropped as a receiver would (counted); false:
+ * send the ACK as a packet.  Caller: the runner of qp.
+ */
+bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct net_device *ndev = rdev->ndev;
+	struct rxe2_qp *to;
+	bool local;
+
+	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev))
+		return false;
+	to = rxe2_rx_loop_target(dev_net(ndev), &qp->dp.av.daddr,
+				 qp->attr.dest_qp_num, &local);
+	if (!local)
+		return false;
+	if (!to)
+		return true;
+	if (rxe2_qp_deliver_ack(qp, to, smsn, psn))
+		return true;
+	rxe2_qp_put(to);
+	return false;
+}
+
+/*
  * rxe2_tx_send() - add UDP and IP headers and the ICRC, route and send.
  * Consumes the skb.  Returns 0 or a negative errno (packet dropped).
  * Caller: the runner of qp (holds its state_lock, sleepable).

@@ -427,6 +427,13 @@ struct rxe2_qp_dp {
 	refcount_t users;		/* 1 + deliveries holding the QP */
 	struct completion users_done;	/* users reached 0: destroy goes on */
 	struct rxe2_qp *inline_parent;	/* runner that runs us inline */
+	/*
+	 * A positive ACK from a local peer, handed over without a packet
+	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
+	 */
+	bool lack_valid;
+	u32 lack_smsn;
+	u32 lack_psn;
 };
 
 /* rxe2_qp.c: QP objects and the IBTA state machine */

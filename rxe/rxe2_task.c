@@ -257,7 +257,18 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
+	unsigned long at;
 
+	smp_mb();	/* not pending, then read live: pairs with retry_start */
+	if (!READ_ONCE(qp->dp.retry_live) ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		return;
+	/* progress moved the deadline since the timer was armed */
+	at = READ_ONCE(qp->dp.retry_at);
+	if (time_before(jiffies, at)) {
+		mod_timer(t, at);
+		return;
+	}
 	set_bit(RXE2_QPF_RETRY, &qp->dp.flags);
 	rxe2_qp_kick(qp);
 }
@@ -333,6 +344,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
+	dp->retry_live = false;
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
@@ -365,6 +377,7 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	if (qp->state == IB_QPS_ERR)
 		return;
 	qp->state = IB_QPS_ERR;
+	WRITE_ONCE(qp->dp.retry_live, false);
 	del_timer(&qp->dp.retry_timer);
 	del_timer(&qp->dp.rnr_timer);
 	/* the caller's loop ends; the flush runs on the next pass */

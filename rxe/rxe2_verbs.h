@@ -367,6 +367,8 @@ struct rxe2_qp_dp {
 	struct sk_buff_head rx_queue;	/* packets from the hook */
 	unsigned long flags;		/* RXE2_QPF_* bits */
 	struct timer_list retry_timer;
+	unsigned long retry_at;		/* deadline of the oldest unacked */
+	bool retry_live;		/* something sent is unacknowledged */
 	struct timer_list rnr_timer;
 	u16 src_port;			/* UDP source port: ECMP entropy */
 	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */

@@ -42,7 +42,9 @@ void rxe2_dp_exit(void)
 
 static void rxe2_cq_notify(struct rxe2_cq *cq)
 {
-	if (test_and_clear_bit(0, &cq->notify_pending) &&
+	/* a plain read first: no atomic when nothing is armed (the usual) */
+	if (test_bit(0, &cq->notify_pending) &&
+	    test_and_clear_bit(0, &cq->notify_pending) &&
 	    cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }

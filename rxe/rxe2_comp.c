@@ -168,25 +168,50 @@ out:
 	rxe2_qp_error(qp);
 }
 
+/*
+ * The retransmit timer is lazy: a message sent and acknowledged costs no
+ * timer operation once the timer is pending.  dp.retry_at is the
+ * deadline, moved by every progress; dp.retry_live says something sent
+ * is unacknowledged.  The timer, when it fires, goes back to sleep
+ * until retry_at or lapses when nothing is live (rxe2_retry_timer()).
+ * Per-message mod_timer()/del_timer() (two timer-base locks with IRQs
+ * off) were a visible part of an 8-byte round trip under emulation.
+ */
+static void rxe2_comp_retry_start(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	WRITE_ONCE(dp->retry_at, jiffies +
+		   max_t(unsigned long, HZ / 50,
+			 nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+	WRITE_ONCE(dp->retry_live, true);
+	smp_mb();	/* live, then pending: pairs with rxe2_retry_timer() */
+	if (!timer_pending(&dp->retry_timer))
+		mod_timer(&dp->retry_timer, dp->retry_at);
+}
+
+/* nothing unacknowledged: the pending timer, if any, lapses */
+static void rxe2_comp_retry_stop(struct rxe2_qp *qp)
+{
+	WRITE_ONCE(qp->dp.retry_live, false);
+}
+
 static void rxe2_comp_progress(struct rxe2_qp *qp)
 {
 	qp->dp.rewound = false;
 	qp->dp.retry_left = qp->attr.retry_cnt;
 	qp->dp.rnr_left = qp->attr.rnr_retry;
 	if (qp->dp.comp_psn == qp->dp.req_psn)
-		del_timer(&qp->dp.retry_timer);
+		rxe2_comp_retry_stop(qp);
 	else if (qp->attr.timeout)
-		mod_timer(&qp->dp.retry_timer, jiffies +
-			  max_t(unsigned long, HZ / 50,
-				nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+		rxe2_comp_retry_start(qp);
 }
 
+/* a packet was sent: time it unless older ones are being timed */
 void rxe2_comp_arm_retry(struct rxe2_qp *qp)
 {
-	if (qp->attr.timeout && !timer_pending(&qp->dp.retry_timer))
-		mod_timer(&qp->dp.retry_timer, jiffies +
-			  max_t(unsigned long, HZ / 50,
-				nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+	if (qp->attr.timeout && !qp->dp.retry_live)
+		rxe2_comp_retry_start(qp);
 }
 
 /*
@@ -266,6 +291,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 			dp->rnr_left--;
 		rxe2_req_rewind(qp, pkt->psn);
 		set_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
+		rxe2_comp_retry_stop(qp);
 		del_timer(&dp->retry_timer);
 		mod_timer(&dp->rnr_timer,
 			  jiffies + rxe2_rnr_jiffies(syn & RXE2_AETH_VAL_MASK));
@@ -436,6 +462,9 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	 */
 	if (dp->comp_psn == dp->req_psn)
 		return;
+	/* progress moved the deadline after the timer looked at it */
+	if (time_before(jiffies, READ_ONCE(dp->retry_at)))
+		return;
 	if (dp->retry_left == 0) {
 		rxe2_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;
@@ -443,7 +472,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	dp->retry_left--;
 	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_ACK_TIMEOUTS);
 	rxe2_req_rewind(qp, dp->comp_psn);
-	rxe2_comp_arm_retry(qp);
+	rxe2_comp_retry_start(qp);
 }
 
 static bool rxe2_rq_flush_one(struct rxe2_qp *qp, u64 wr_id)
@@ -465,6 +494,7 @@ void rxe2_flush(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	int avail;
 
+	rxe2_comp_retry_stop(qp);
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
 	/*

@@ -80,11 +80,26 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
 	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
+	const u8 *slot = rxe2_ring_slot(&qp->sq, idx);
+	u32 room = qp->sq.slot_size - RXE2_SEND_WQE_HDR_SIZE;
+	u64 body;
 	u64 total = 0;
 	int access = 0;
 	u32 i;
 
-	memcpy(w, rxe2_ring_slot(&qp->sq, idx), qp->sq.slot_size);
+	/*
+	 * The header, then only as much of the body as the copied header
+	 * says is used (a whole slot is mostly unused inline room); every
+	 * later read is bounded by the same copied lengths.
+	 */
+	memcpy(w, slot, RXE2_SEND_WQE_HDR_SIZE);
+	if (rxe2_is_local_op(w->opcode))
+		body = room;
+	else if (w->send_flags & IB_SEND_INLINE)
+		body = w->inline_len;
+	else
+		body = (u64)w->num_sge * sizeof(*sge);
+	memcpy(w + 1, slot + RXE2_SEND_WQE_HDR_SIZE, min_t(u64, body, room));
 	info->state = RXE2_WQE_STARTED;
 	info->status = IB_WC_SUCCESS;
 	info->length = 0;

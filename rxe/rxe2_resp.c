@@ -65,6 +65,10 @@ void rxe2_send_ack(struct rxe2_qp *qp, u8 syn, u32 psn)
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
 
+	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_ACK &&
+	    rxe2_tx_loop_ack(qp, (u32)syn << 24 | (qp->dp.msn & 0xffffff),
+			     psn & RXE2_PSN_MASK))
+		return;
 	bth = rxe2_resp_alloc(qp, RXE2_OP_ACK, 0, psn, &skb);
 	if (!bth)
 		return;

@@ -229,6 +229,53 @@ static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
+/* an ACK handed over by rxe2_qp_deliver_ack(), to the completer */
+static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
+{
+	struct {
+		struct rxe2_bth bth;
+		struct rxe2_aeth aeth;
+	} h = { .aeth.smsn = htonl(smsn) };
+	struct rxe2_pkt pkt = {
+		.hdr = (u8 *)&h,
+		.opcode = RXE2_OP_ACK,
+		.flags = rxe2_opinfo[RXE2_OP_ACK].flags,
+		.psn = psn,
+		.qpn = qp->ibqp.qp_num,
+	};
+
+	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
+		rxe2_comp_rx(qp, &pkt);
+	else
+		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+}
+
+/*
+ * The next packet, or NULL with *ack set to a handed-over ACK, which
+ * goes first: it was handed over while the queue was empty, so whatever
+ * is queued came after it.
+ */
+static struct sk_buff *rxe2_rx_next(struct rxe2_qp *qp, bool *ack, u32 *smsn,
+				    u32 *psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct sk_buff *skb = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dp->rx_queue.lock, flags);
+	*ack = dp->lack_valid;
+	if (*ack) {
+		*smsn = dp->lack_smsn;
+		*psn = dp->lack_psn;
+		WRITE_ONCE(dp->lack_valid, false);
+	} else {
+		skb = __skb_dequeue(&dp->rx_queue);
+	}
+	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
+	return skb;
+}
+
 /* caller holds state_lock */
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
@@ -236,12 +283,22 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	struct sk_buff *skb;
 	struct rxe2_pkt pkt;
 	int budget = 256;
+	u32 smsn, psn;
+	bool ack;
 
 	while (budget--) {
 		/* READ responses still to send, a budget at a time */
 		if (qp->dp.rd_active)
 			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
-		skb = skb_dequeue(&qp->dp.rx_queue);
+		/* an empty queue costs no IRQ-off section */
+		if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
+		    !READ_ONCE(qp->dp.lack_valid))
+			break;
+		skb = rxe2_rx_next(qp, &ack, &smsn, &psn);
+		if (ack) {
+			rxe2_rx_loop_ack(qp, smsn, psn);
+			continue;
+		}
 		if (!skb)
 			break;
 		if (!rxe2_rx_parse(qp, skb, &pkt)) {

@@ -42,7 +42,9 @@ void rxe2_dp_exit(void)
 
 static void rxe2_cq_notify(struct rxe2_cq *cq)
 {
-	if (test_and_clear_bit(0, &cq->notify_pending) &&
+	/* a plain read first: no atomic when nothing is armed (the usual) */
+	if (test_bit(0, &cq->notify_pending) &&
+	    test_and_clear_bit(0, &cq->notify_pending) &&
 	    cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
@@ -78,6 +80,7 @@ static bool rxe2_qp_has_work(struct rxe2_qp *qp)
 {
 	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
 	       (!skb_queue_empty(&qp->dp.rx_queue) ||
+		READ_ONCE(qp->dp.lack_valid) ||
 		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
 }
 
@@ -186,6 +189,21 @@ void rxe2_qp_put(struct rxe2_qp *qp)
 		complete(&qp->dp.users_done);
 }
 
+/* work was queued for @to by the runner of @from: run it or leave it */
+static void rxe2_qp_deliver_run(struct rxe2_qp *from, struct rxe2_qp *to)
+{
+	struct rxe2_qp *top = from->dp.inline_parent ?: from;
+
+	if (to == top) {
+		/* its runner looks at the queue before unlocking */
+	} else if (!from->dp.inline_parent &&
+		   mutex_trylock(&to->state_lock)) {
+		rxe2_qp_run_unlock(to, from, false);
+	} else {
+		rxe2_qp_wake(to);
+	}
+}
+
 /*
  * rxe2_qp_deliver() - a loopback packet from the runner of @from (which
  * holds from's state_lock, in sleepable context) to @to, on which the
@@ -194,30 +212,65 @@ void rxe2_qp_put(struct rxe2_qp *qp)
 void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
 		     struct sk_buff *skb)
 {
-	struct rxe2_qp *top = from->dp.inline_parent ?: from;
-
 	if (skb_queue_len(&to->dp.rx_queue) >= RXE2_RX_BACKLOG ||
 	    test_bit(RXE2_QPF_DYING, &to->dp.flags)) {
 		atomic64_inc(&rxe2_qp_rdev(to)->rx_dropped);
 		kfree_skb(skb);
 	} else {
 		skb_queue_tail(&to->dp.rx_queue, skb);
-		if (to == top) {
-			/* its runner looks at the queue before unlocking */
-		} else if (!from->dp.inline_parent &&
-			   mutex_trylock(&to->state_lock)) {
-			rxe2_qp_run_unlock(to, from, false);
-		} else {
-			rxe2_qp_wake(to);
-		}
+		rxe2_qp_deliver_run(from, to);
 	}
 	rxe2_qp_put(to);
+}
+
+/*
+ * rxe2_qp_deliver_ack() - a positive ACK (AETH smsn, PSN psn) from the
+ * runner of @from to @to without a packet: @to's completer takes it as
+ * if an ACK packet had arrived (rxe2_rx_run()).  Only while @to has no
+ * packet queued, so it never overtakes an earlier response; whatever is
+ * queued after it is taken after it.  ACKs are cumulative: one not taken
+ * yet is replaced by the next.  True: handed over, and the caller's
+ * reference on @to consumed; false: nothing done, send a packet.
+ */
+bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
+			 u32 psn)
+{
+	struct rxe2_qp_dp *dp = &to->dp;
+	unsigned long flags;
+	bool ok;
+
+	if (test_bit(RXE2_QPF_DYING, &dp->flags))
+		return false;
+	spin_lock_irqsave(&dp->rx_queue.lock, flags);
+	ok = skb_queue_empty(&dp->rx_queue);
+	if (ok) {
+		dp->lack_smsn = smsn;
+		dp->lack_psn = psn;
+		WRITE_ONCE(dp->lack_valid, true);
+	}
+	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
+	if (!ok)
+		return false;
+	rxe2_qp_deliver_run(from, to);
+	rxe2_qp_put(to);
+	return true;
 }
 
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
+	unsigned long at;
 
+	smp_mb();	/* not pending, then read live: pairs with retry_start */
+	if (!READ_ONCE(qp->dp.retry_live) ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		return;
+	/* progress moved the deadline since the timer was armed */
+	at = READ_ONCE(qp->dp.retry_at);
+	if (time_before(jiffies, at)) {
+		mod_timer(t, at);
+		return;
+	}
 	set_bit(RXE2_QPF_RETRY, &qp->dp.flags);
 	rxe2_qp_kick(qp);
 }
@@ -240,6 +293,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	init_completion(&dp->users_done);
 	dp->inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
+	dp->lack_valid = false;
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
 	dp->swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
@@ -292,12 +346,14 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
+	dp->retry_live = false;
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
 	clear_bit(RXE2_QPF_RNR, &dp->flags);
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	skb_queue_purge(&dp->rx_queue);
+	WRITE_ONCE(dp->lack_valid, false);
 	rxe2_resp_reset(qp);
 	memset(dp->sinfo, 0, qp->sq.num_slots * sizeof(*dp->sinfo));
 	dp->req_next = qp->sq.dev_index;
@@ -323,6 +379,7 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	if (qp->state == IB_QPS_ERR)
 		return;
 	qp->state = IB_QPS_ERR;
+	WRITE_ONCE(qp->dp.retry_live, false);
 	del_timer(&qp->dp.retry_timer);
 	del_timer(&qp->dp.rnr_timer);
 	/* the caller's loop ends; the flush runs on the next pass */

@@ -19,8 +19,18 @@
 
 #include "rxe2_dp.h"
 
-#define RXE2_TX_HEADROOM (LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
-			  sizeof(struct udphdr))
+/*
+ * Room for the IP and UDP headers and the netdev's link-layer header
+ * (what the neighbour layer, or a tap's copy of a loopback packet,
+ * puts in front), as ip_finish_output2() expects.  Not LL_MAX_HEADER:
+ * sized for any device, it made every 8-byte packet a 1 KiB kmalloc,
+ * zeroed (init_on_alloc) at a real cost under emulation.
+ */
+static unsigned int rxe2_tx_headroom(const struct net_device *ndev)
+{
+	return LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
+	       sizeof(struct udphdr);
+}
 
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label)
 {
@@ -51,12 +61,30 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 {
 	unsigned int pad = (4 - (paylen & 3)) & 3;
 	unsigned int len = hdr_len + paylen + pad + RXE2_ICRC_LEN;
-	struct sk_buff *skb;
+	unsigned int room = rxe2_tx_headroom(rxe2_qp_rdev(qp)->ndev);
+	unsigned int truesize = SKB_DATA_ALIGN(room + len) +
+		SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb = NULL;
 
-	skb = alloc_skb(RXE2_TX_HEADROOM + len, GFP_KERNEL);
+	/*
+	 * A page fragment, as NIC drivers build their receive skbs: a
+	 * kmalloc'ed head is zeroed as a whole (init_on_alloc), which was
+	 * the largest single cost of a small packet under emulation.
+	 */
+	if (truesize <= PAGE_SIZE) {
+		void *data = netdev_alloc_frag(truesize);
+
+		if (data) {
+			skb = build_skb(data, truesize);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(room + len, GFP_KERNEL);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, RXE2_TX_HEADROOM);
+	skb_reserve(skb, room);
 	*bth = skb_put(skb, len);
 	/* the payload is written by the caller: zeroing it costs a pass */
 	memset(*bth, 0, hdr_len);
@@ -191,6 +219,34 @@ static void rxe2_tx_tap(struct net_device *ndev, struct rxe2_qp *to,
 	local_bh_enable();
 out:
 	skb_pull(skb, skb_network_offset(skb));
+}
+
+/*
+ * rxe2_tx_loop_ack() - a positive ACK to a local peer QP as a call, not a
+ * packet (rxe2_qp_deliver_ack()): no skb, no headers, nothing to parse.
+ * Never while a tap watches our netdev, which must see every packet.
+ * True: handed over, or dropped as a receiver would (counted); false:
+ * send the ACK as a packet.  Caller: the runner of qp.
+ */
+bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct net_device *ndev = rdev->ndev;
+	struct rxe2_qp *to;
+	bool local;
+
+	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev))
+		return false;
+	to = rxe2_rx_loop_target(dev_net(ndev), &qp->dp.av.daddr,
+				 qp->attr.dest_qp_num, &local);
+	if (!local)
+		return false;
+	if (!to)
+		return true;
+	if (rxe2_qp_deliver_ack(qp, to, smsn, psn))
+		return true;
+	rxe2_qp_put(to);
+	return false;
 }
 
 /*

@@ -371,6 +371,8 @@ struct rxe2_qp_dp {
 	struct sk_buff_head rx_queue;	/* packets from the hook */
 	unsigned long flags;		/* RXE2_QPF_* bits */
 	struct timer_list retry_timer;
+	unsigned long retry_at;		/* deadline of the oldest unacked */
+	bool retry_live;		/* something sent is unacknowledged */
 	struct timer_list rnr_timer;
 	u16 src_port;			/* UDP source port: ECMP entropy */
 	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */
@@ -442,6 +444,13 @@ struct rxe2_qp_dp {
 	refcount_t users;		/* 1 + deliveries holding the QP */
 	struct completion users_done;	/* users reached 0: destroy goes on */
 	struct rxe2_qp *inline_parent;	/* runner that runs us inline */
+	/*
+	 * A positive ACK from a local peer, handed over without a packet
+	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
+	 */
+	bool lack_valid;
+	u32 lack_smsn;
+	u32 lack_psn;
 };
 
 /* rxe2_qp.c: QP objects and the IBTA state machine */

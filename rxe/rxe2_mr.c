@@ -35,7 +35,7 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 /* what an MR may grant; IB_ACCESS_OPTIONAL bits are hints we may ignore */
 #define RXE2_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)
 
 static int rxe2_mr_check_access(int access)
 {
@@ -133,6 +133,41 @@ static int rxe2_mr_pages(struct rxe2_mr *mr)
 }
 
 /*
+ * IB_ACCESS_ON_DEMAND: nothing pinned, pages follow the process (see
+ * rxe2_odp.c).  start 0 and length U64_MAX is the implicit MR over the
+ * whole address space (iova must be 0 too: iova == address).  An ODP MR
+ * is not bounded by max_mr_size, which is about pinning.
+ */
+static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
+				     u64 length, u64 iova, int access)
+{
+	struct rxe2_dev *rdev = to_rdev(ibpd->device);
+	bool implicit = !start && length == U64_MAX;
+	struct rxe2_mr *mr;
+	int ret;
+
+	if (implicit ? iova != 0 :
+	    !length || iova + length < iova || start + length < start)
+		return ERR_PTR(-EINVAL);
+	mr = rxe2_mr_alloc(ibpd, access, true);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.device = ibpd->device;
+	ret = rxe2_odp_reg(mr, start, length, access);
+	if (ret) {
+		rxe2_mr_free(rdev, mr);
+		return ERR_PTR(ret);
+	}
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	rxe2_table_publish(&rdev->mr_table, mr->key, mr);
+	return &mr->ibmr;
+}
+
+/*
  * length 0 is EINVAL: an empty region names no memory, and ib_umem_get()
  * would pin nothing for it.
  */
@@ -150,6 +185,8 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	ret = rxe2_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return rxe2_reg_odp_mr(ibpd, start, length, iova, access);
 	if (!length || length > rdev->attr.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	/* the data path computes iova + offset: keep it from wrapping */
@@ -200,6 +237,8 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&cur->released);
 
 	/* a replaced object's own pages went (or moved) at its rereg */
+	if (cur->odp)
+		rxe2_odp_release(cur);
 	ib_umem_release(cur->umem);
 	kvfree(cur->pages);
 	kfree(mr->fr_pages);
@@ -360,12 +399,14 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 	rcu_read_lock();
 	if (key & RXE2_FRMR_KEY_BIT) {
 		mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-		if (mr && !rxe2_frmr_get(mr, key, pd, access))
+		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->ibmr.pd,
+					 access))
 			mr = NULL;
 	} else {
 again:
 		mr = xa_load(&rdev->mr_table.xa, key);
-		if (mr && (mr->ibmr.pd != pd || (access & ~mr->access)))
+		if (mr && ((pd && mr->ibmr.pd != pd) ||
+			   (access & ~mr->access)))
 			mr = NULL;
 		/*
 		 * A dead object has left the table first (dereg erased the

@@ -251,6 +251,36 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* the new translation of a rereg: pinned, or on demand (rxe2_odp.c) */
+static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
+			   int access)
+{
+	int ret;
+
+	if (access & IB_ACCESS_ON_DEMAND)
+		return rxe2_odp_reg(new, start, length, access);
+	new->umem = ib_umem_get(new->ibmr.device, start, length, access);
+	if (IS_ERR(new->umem)) {
+		ret = PTR_ERR(new->umem);
+		new->umem = NULL;
+		return ret;
+	}
+	ret = rxe2_mr_pages(new);
+	if (ret) {
+		ib_umem_release(new->umem);
+		new->umem = NULL;
+	}
+	return ret;
+}
+
+static void rxe2_mr_release_umem(struct rxe2_mr *mr)
+{
+	if (mr->odp)
+		rxe2_odp_release(mr);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+}
+
 /*
  * ibv_rereg_mr.  The MR keeps its ib_mr, its key (lkey == rkey, as
  * before) and, when the translation stays, its pinned pages.  What the
@@ -272,7 +302,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	struct rxe2_mr *mr = to_rmr(ibmr);
 	struct rxe2_mr *old = mr->cur;
 	struct rxe2_mr *new;
-	bool repin;
+	bool repin, odp;
 	int ret;
 
 	ret = rxe2_check_udata_in_empty(udata);
@@ -303,28 +333,30 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	/*
 	 * Pages pinned for reading may be shared copy-on-write (the zero
 	 * page, a fork's); granting write access to them needs a new pin.
+	 * An ODP MR pins nothing: only a new translation, or turning
+	 * on-demand paging on or off, needs a new umem.
 	 */
-	repin = (flags & IB_MR_REREG_TRANS) ||
-		(ib_access_writable(access) && !old->umem->writable);
+	odp = access & IB_ACCESS_ON_DEMAND;
+	if (odp != !!old->odp)
+		repin = true;
+	else if (odp)
+		repin = flags & IB_MR_REREG_TRANS;
+	else
+		repin = (flags & IB_MR_REREG_TRANS) ||
+			(ib_access_writable(access) && !old->umem->writable);
 
 	new = kzalloc(sizeof(*new), GFP_KERNEL);
 	if (!new)
 		return ERR_PTR(-ENOMEM);
+	new->ibmr.device = ibmr->device;
 	if (repin) {
 		if (!(flags & IB_MR_REREG_TRANS)) {
 			start = old->umem->address;
 			length = old->length;
 			iova = old->iova;
 		}
-		new->umem = ib_umem_get(ibmr->device, start, length, access);
-		if (IS_ERR(new->umem)) {
-			ret = PTR_ERR(new->umem);
-			kfree(new);
-			return ERR_PTR(ret);
-		}
-		ret = rxe2_mr_pages(new);
+		ret = rxe2_rereg_umem(new, start, length, access);
 		if (ret) {
-			ib_umem_release(new->umem);
 			kfree(new);
 			return ERR_PTR(ret);
 		}
@@ -334,6 +366,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		new->umem = old->umem;
 		new->pages = old->pages;
 		new->npages = old->npages;
+		new->odp = old->odp;
+		new->imr = old->imr;
 		new->iova = old->iova;
 		new->length = old->length;
 	}
@@ -355,10 +389,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	 * here no window can bind to the old object.
 	 */
 	if (atomic_cmpxchg(&old->num_mw, 0, -1) != 0) {
-		if (repin) {
-			ib_umem_release(new->umem);
-			kvfree(new->pages);
-		}
+		if (repin)
+			rxe2_mr_release_umem(new);
 		kfree(new);
 		return ERR_PTR(-EBUSY);
 	}
@@ -366,10 +398,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	mr->cur = new;
 	rxe2_mr_put(old);
 	wait_for_completion(&old->released);
-	if (repin) {
-		ib_umem_release(old->umem);
-		kvfree(old->pages);
-	}
+	if (repin)
+		rxe2_mr_release_umem(old);
 	/* the MR itself stays for ib_core; it no longer owns any pages */
 	if (old != mr)
 		kfree_rcu(old, rcu);

@@ -400,7 +400,7 @@ static struct rxe2_mr *rxe2_advise_lookup(struct ib_pd *pd, u32 lkey,
 	}
 	if (mr->ibmr.pd != pd)
 		ret = -EINVAL;
-	else if (write && !mr->umem->writable)
+	else if (write && !ib_access_writable(mr->access))
 		ret = -EFAULT;
 	else if (!rxe2_mr_check_range(mr, addr, length))
 		ret = -EFAULT;

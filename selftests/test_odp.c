@@ -618,6 +618,165 @@ static void test_other_transports(void)
 	munmap(r, LEN);
 }
 
+/* munmap and mmap one page of the MR again and again under RDMA WRITEs */
+static atomic_bool stop;
+static uint8_t *toggle_page;
+
+static void *toggler(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		munmap(toggle_page, PG);
+		usleep(100);
+		if (mmap(toggle_page, PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+		    toggle_page)
+			abort();
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void test_munmap_race(void)
+{
+	/* guard pages on both sides of the MR */
+	uint8_t *g = fresh(LEN + 2 * PG), *m = g + PG;
+	struct ibv_mr *mr = odp_reg(d.pd, m, LEN - 2 * PG, ALL);
+	int ok = 0, refused = 0, other = 0, i;
+	pthread_t t;
+
+	memset(g, 0x77, LEN + 2 * PG);
+	toggle_page = m + 2 * PG;
+	atomic_store(&stop, false);
+	if (pthread_create(&t, NULL, toggler, NULL))
+		tap_bail("pthread_create");
+	dp_fill(pbuf, 3 * PG, ++seed);
+	for (i = 0; i < 100; i++) {
+		struct ibv_wc wc;
+
+		if (dp_post_send1(a.qp, ++wr_id, IBV_WR_RDMA_WRITE, pbuf,
+				  3 * PG, pmr->lkey, (uintptr_t)(m + PG),
+				  mr->rkey, 0) ||
+		    dp_poll(a.scq, &wc, 1, DP_WAIT_MS) != 1) {
+			other++;
+			break;
+		}
+		if (wc.status == IBV_WC_SUCCESS) {
+			ok++;
+		} else if (wc.status == IBV_WC_REM_ACCESS_ERR) {
+			refused++;
+			new_pair();
+		} else {
+			other++;
+			new_pair();
+		}
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	tap_diag("%d WRITEs landed, %d refused", ok, refused);
+	tap_ok(other == 0 && ok + refused == 100,
+	       "WRITEs racing munmap: each SUCCESS or REM_ACCESS_ERR");
+	tap_ret(dp_verify_byte(g, 2 * PG, 0x77), -1,
+		"the guard page and the page before the target are intact");
+	tap_ret(dp_verify_byte(m + 4 * PG, LEN - 4 * PG + PG, 0x77), -1,
+		"everything after the target is intact");
+	new_pair();
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, 3 * PG, pmr->lkey, m + PG,
+		mr->rkey, IBV_WC_SUCCESS, "a WRITE after the race"))
+		tap_ret(dp_verify(m + PG, 3 * PG, seed), -1, "lands whole");
+	ibv_dereg_mr(mr);
+	munmap(g, LEN + 2 * PG);
+}
+
+/* ibv_rereg_mr of ODP MRs: keys kept; the translation moves under WRITEs */
+static struct ibv_mr *rr_mr;
+static struct dp_qp wa, wb;
+static atomic_int rr_bad;
+
+static void *rr_writer(void *arg)
+{
+	uint8_t *src = arg;
+	int i;
+
+	for (i = 0; i < 200 && !atomic_load(&stop); i++) {
+		struct ibv_wc wc;
+
+		if (dp_post_send1(wa.qp, i, IBV_WR_RDMA_WRITE, src, 2 * PG,
+				  pmr->lkey, (uintptr_t)rr_mr->addr,
+				  rr_mr->rkey, 0) ||
+		    dp_poll(wa.scq, &wc, 1, DP_WAIT_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS) {
+			atomic_fetch_add(&rr_bad, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_rereg(void)
+{
+	uint8_t *m1 = fresh(LEN), *m2 = fresh(LEN);
+	struct ibv_mr *mr = odp_reg(d.pd, m1, LEN, ALL);
+	uint32_t key = mr->lkey;
+	long mrs = cnt("num_odp_mrs");
+	pthread_t t;
+	int i;
+
+	tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			     ODP), 0, "ODP rereg ACCESS: remote write revoked");
+	memset(m1, 0x33, LEN);
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, 64, pmr->lkey, m1, mr->rkey,
+	    IBV_WC_REM_ACCESS_ERR, "WRITE after the revocation -> REM_ACCESS_ERR");
+	tap_ret(dp_verify_byte(m1, LEN, 0x33), -1, "nothing written");
+	new_pair();
+	tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+			     IBV_REREG_MR_CHANGE_ACCESS, NULL, m2, LEN, ALL),
+		0, "ODP rereg TRANSLATION + ACCESS");
+	tap_ok(mr->lkey == key && mr->rkey == key, "keys kept");
+	tap_ret(cnt("num_odp_mrs") - mrs, 0, "still one ODP MR");
+	dp_fill(pbuf, LEN, ++seed);
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, LEN, pmr->lkey, m2, mr->rkey,
+		IBV_WC_SUCCESS, "WRITE into the new translation"))
+		tap_ret(dp_verify(m2, LEN, seed), -1, "byte for byte");
+	tap_ret(dp_verify_byte(m1, LEN, 0x33), -1, "the old memory untouched");
+	tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			     DP_ACCESS_ALL), 0, "rereg ACCESS: ODP -> pinned");
+	tap_ret(cnt("num_odp_mrs") - mrs, -1, "num_odp_mrs -1");
+	dp_fill(pbuf, LEN, ++seed);
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, LEN, pmr->lkey, m2, mr->rkey,
+		IBV_WC_SUCCESS, "WRITE into the pinned MR"))
+		tap_ret(dp_verify(m2, LEN, seed), -1, "byte for byte");
+	tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			     ALL), 0, "rereg ACCESS: pinned -> ODP");
+	tap_ret(cnt("num_odp_mrs") - mrs, 0, "num_odp_mrs back");
+
+	/* the translation flips between m1 and m2 under 200 WRITEs */
+	if (dp_rc_pair(&d, &wa, &wb))
+		tap_bail("RC pair: %s", strerror(errno));
+	rr_mr = mr;
+	atomic_store(&stop, false);
+	dp_fill(pbuf + LEN, 2 * PG, ++seed);
+	if (pthread_create(&t, NULL, rr_writer, pbuf + LEN))
+		tap_bail("pthread_create");
+	for (i = 0; i < 20; i++)
+		if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				 i & 1 ? m2 : m1, LEN, 0))
+			break;
+	pthread_join(t, NULL);
+	tap_ret(i, 20, "20 TRANSLATION reregs under traffic");
+	tap_ret(atomic_load(&rr_bad), 0,
+		"every WRITE under the reregs completed with SUCCESS");
+	tap_ok(dp_verify(m1, 2 * PG, seed) == -1 ||
+	       dp_verify(m2, 2 * PG, seed) == -1,
+	       "the WRITEs' data is in one of the translations");
+	dp_qp_free(&wa);
+	dp_qp_free(&wb);
+	tap_ret_errno(ibv_dereg_mr(mr), 0, "dereg after the reregs");
+	munmap(m1, LEN);
+	munmap(m2, LEN);
+}
+
 int main(void)
 {
 	struct ibv_device_attr_ex ax;
@@ -647,6 +806,8 @@ int main(void)
 	test_advise();
 	test_implicit();
 	test_other_transports();
+	test_munmap_race();
+	test_rereg();
 
 	dp_qp_free(&a);
 	dp_qp_free(&b);

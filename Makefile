@@ -28,12 +28,17 @@ check: all
 	tools/vm --timeout $(VM_TIMEOUT) -- $(CURDIR)/selftests/run
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
-bench: all tools/memcpy_bw
+bench: all tools/memcpy_bw tools/odp_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 
 tools/memcpy_bw: tools/memcpy_bw.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+# the selftests' helpers (built by all) give it a loopback RC pair
+tools/odp_bench: tools/odp_bench.c selftests
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
+		-o $@ $< selftests/tap.o selftests/util.o selftests/dp.o -libverbs
 
 demo: deps all
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo

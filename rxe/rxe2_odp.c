@@ -234,7 +234,6 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 			      (iova & (RXE2_IMR_CHUNK_SIZE - 1)));
 		struct ib_umem_odp *child;
 
-		n = min_t(u64, n, U32_MAX & PAGE_MASK);
 		child = rxe2_odp_child(mr, iova);
 		if (IS_ERR(child))
 			return -EFAULT;

@@ -135,8 +135,9 @@ static int rxe2_mr_pages(struct rxe2_mr *mr)
 /*
  * IB_ACCESS_ON_DEMAND: nothing pinned, pages follow the process (see
  * rxe2_odp.c).  start 0 and length U64_MAX is the implicit MR over the
- * whole address space (iova must be 0 too: iova == address).  An ODP MR
- * is not bounded by max_mr_size, which is about pinning.
+ * whole address space (iova must be 0 too: iova == address).  An
+ * explicit one is bounded by max_mr_size like any other: its page
+ * arrays (ib_umem_odp) cost 16 bytes per page of the range.
  */
 static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
 				     u64 length, u64 iova, int access)
@@ -147,7 +148,8 @@ static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
 	int ret;
 
 	if (implicit ? iova != 0 :
-	    !length || iova + length < iova || start + length < start)
+	    !length || length > rdev->attr.max_mr_size ||
+	    iova + length < iova || start + length < start)
 		return ERR_PTR(-EINVAL);
 	mr = rxe2_mr_alloc(ibpd, access, true);
 	if (IS_ERR(mr))

@@ -6,9 +6,10 @@
  * UD sends and an SRQ receive into ODP buffers; the first touch of
  * never-touched pages (num_page_faults / num_page_fault_pages exact);
  * MADV_DONTNEED (invalidation counters, data reads back as zeros, the
- * next access faults again); munmap under an MR and a read-only mapping
- * (REM_ACCESS_ERR / LOC_PROT_ERR, num_failed_resolutions, nothing else
- * written); fork (the child's writes stay in the child); ibv_advise_mr
+ * next access faults again); munmap, mremap and a read-only mapping
+ * under an MR (REM_ACCESS_ERR / LOC_PROT_ERR, num_failed_resolutions,
+ * nothing else written), WRITEs racing munmap; fork (the child's writes
+ * stay in the child); a process exiting with ODP MRs in use; ibv_advise_mr
  * with every errno of ibv_advise_mr(3), FLUSH, async and NO_FAULT
  * prefetches and their counters; the implicit MR (0, SIZE_MAX) over
  * malloc'ed memory; ibv_rereg_mr of an ODP MR under traffic.  Counters
@@ -621,6 +622,69 @@ static void test_other_transports(void)
 	munmap(r, LEN);
 }
 
+/* mremap moves the pages away: the old range has no mapping any more */
+static void test_mremap(void)
+{
+	uint8_t *m = fresh(2 * LEN), *n;
+	struct ibv_mr *mr = odp_reg(d.pd, m, LEN, ALL);
+	long i0 = cnt("num_invalidations");
+
+	dp_fill(pbuf, LEN, ++seed);
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, LEN, pmr->lkey, m, mr->rkey,
+	    IBV_WC_SUCCESS, "mremap: RDMA WRITE maps the pages");
+	munmap(m + LEN, LEN);
+	n = mremap(m, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, m + LEN);
+	tap_ok(n == m + LEN, "mremap the MR's pages elsewhere");
+	tap_ok(cnt("num_invalidations") > i0, "the move invalidated the MR");
+	tap_ret(dp_verify(n, LEN, seed), -1, "the data moved with the pages");
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, 64, pmr->lkey, m, mr->rkey,
+	    IBV_WC_REM_ACCESS_ERR,
+	    "RDMA WRITE to the old addresses -> REM_ACCESS_ERR");
+	tap_ret(dp_verify(n, LEN, seed), -1, "the moved pages are untouched");
+	new_pair();
+	ibv_dereg_mr(mr);
+	munmap(n, LEN);
+}
+
+/* a process that exits with ODP MRs under use leaves nothing behind */
+static void test_exit(void)
+{
+	long mrs = cnt("num_odp_mrs"), pages = cnt("num_odp_mr_pages");
+	int st = -1;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		struct dp_dev c;
+		struct dp_qp x, y;
+		uint8_t *m = fresh(LEN), *s = fresh(LEN);
+		struct ibv_mr *mr, *smr, *imr;
+		struct ibv_wc wc;
+
+		dp_open(&c, d.name);
+		mr = ibv_reg_mr(c.pd, m, LEN, ALL);
+		smr = ibv_reg_mr(c.pd, s, LEN, ALL);
+		imr = ibv_reg_mr(c.pd, NULL, SIZE_MAX, ALL);
+		if (!mr || !smr || !imr || dp_rc_pair(&c, &x, &y))
+			_exit(2);
+		memset(s, 1, LEN);
+		if (dp_post_send1(x.qp, 1, IBV_WR_RDMA_WRITE, s, LEN,
+				  smr->lkey, (uintptr_t)m, mr->rkey, 0) ||
+		    dp_poll(x.scq, &wc, 1, DP_WAIT_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			_exit(3);
+		/* and one more in flight, through the implicit MR */
+		dp_post_send1(x.qp, 2, IBV_WR_RDMA_WRITE, s, LEN, imr->lkey,
+			      (uintptr_t)m, imr->rkey, 0);
+		_exit(0);
+	}
+	tap_ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	       WEXITSTATUS(st) == 0,
+	       "a child used ODP MRs and exited without cleaning up");
+	tap_ret(cnt("num_odp_mrs") - mrs, 0, "its ODP MRs are gone");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 0, "and their pages");
+}
+
 /* munmap and mmap one page of the MR again and again under RDMA WRITEs */
 static atomic_bool stop;
 static uint8_t *toggle_page;
@@ -822,7 +886,9 @@ int main(void)
 	test_advise();
 	test_implicit();
 	test_other_transports();
+	test_mremap();
 	test_munmap_race();
+	test_exit();
 	test_rereg();
 
 	dp_qp_free(&a);

@@ -29,6 +29,12 @@
 struct rxe2_odp_imr {
 	struct mutex lock;		/* making children */
 	struct xarray children;		/* chunk index -> struct ib_umem_odp */
+	/*
+	 * The root's owning_mm, grabbed: nothing in ib_umem_odp holds it
+	 * for an implicit root (no notifier), and the uverbs file (so the
+	 * MR) can outlive the process.
+	 */
+	struct mm_struct *mm;
 };
 
 static struct workqueue_struct *rxe2_odp_wq;
@@ -149,7 +155,7 @@ static struct ib_umem_odp *rxe2_odp_child(struct rxe2_mr *mr, u64 va)
 	child = xa_load(&imr->children, idx);
 	if (child)
 		goto out;
-	if (!rxe2_odp_va_mapped(root->umem.owning_mm, va)) {
+	if (!rxe2_odp_va_mapped(imr->mm, va)) {
 		child = ERR_PTR(-EFAULT);
 		goto out;
 	}
@@ -288,6 +294,8 @@ int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 		}
 		mutex_init(&imr->lock);
 		xa_init(&imr->children);
+		imr->mm = odp->umem.owning_mm;
+		mmgrab(imr->mm);
 		mr->imr = imr;
 		mr->odp = RXE2_ODP_IMPLICIT;
 	} else {
@@ -321,6 +329,7 @@ void rxe2_odp_release(struct rxe2_mr *mr)
 		}
 		xa_destroy(&mr->imr->children);
 		mutex_destroy(&mr->imr->lock);
+		mmdrop(mr->imr->mm);
 		kfree(mr->imr);
 		mr->imr = NULL;
 	} else {

@@ -77,14 +77,6 @@ static const struct mmu_interval_notifier_ops rxe2_odp_ops = {
 	.invalidate = rxe2_odp_invalidate,
 };
 
-/*
- * Map [va, va + len) (user addresses inside @odp) for reading, or for
- * writing too, and return with the umem mutex held; mapped pages stay
- * mapped until the caller unlocks.  Returns the number of pages that had
- * to be faulted in (0: all were mapped), or -EFAULT (no mapping, or not
- * the permission, in the process: nothing is held then).  NO_FAULT
- * (prefetch only) maps what is present and never faults.
- */
 static int rxe2_odp_count(struct ib_umem_odp *odp, unsigned long first,
 			  unsigned long last, u64 perm)
 {
@@ -96,6 +88,14 @@ static int rxe2_odp_count(struct ib_umem_odp *odp, unsigned long first,
 	return n;
 }
 
+/*
+ * Map [va, va + len) (user addresses inside @odp) for reading, or for
+ * writing too, and return with the umem mutex held; mapped pages stay
+ * mapped until the caller unlocks.  Returns the number of pages that had
+ * to be faulted in (0: all were mapped), or -EFAULT (no mapping, or not
+ * the permission, in the process: nothing is held then).  NO_FAULT
+ * (prefetch only) maps what is present and never faults.
+ */
 static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 			     bool write, bool no_fault)
 {
@@ -135,7 +135,8 @@ static bool rxe2_odp_va_mapped(struct mm_struct *mm, u64 va)
 	mmap_read_lock(mm);
 	ok = vma_lookup(mm, va);
 	mmap_read_unlock(mm);
-	mmput(mm);
+	/* the last reference of an exiting process: not in the data path */
+	mmput_async(mm);
 	return ok;
 }
 

@@ -530,11 +530,22 @@ static void test_other_transports(void)
 		dp_expect(ub.rcq, &w, "UC receive");
 		tap_ret(dp_verify(r, 900, seed), -1, "UC SEND byte for byte");
 	}
-	dp_fill(s, 2 * PG, ++seed);
-	if (one(&ua, IBV_WR_RDMA_WRITE, s, 2 * PG, smr->lkey, r + PG,
-		rmr->rkey, IBV_WC_SUCCESS, "UC RDMA WRITE ODP -> ODP"))
+	/*
+	 * UC completes a WRITE once it is sent: a SEND behind it, received,
+	 * tells that the WRITE has been placed.
+	 */
+	dp_fill(s + 2 * PG, 2 * PG, ++seed);
+	dp_post_recv1(ub.qp, 93, r + 3 * PG, 64, rmr->lkey);
+	if (one(&ua, IBV_WR_RDMA_WRITE, s + 2 * PG, 2 * PG, smr->lkey, r + PG,
+		rmr->rkey, IBV_WC_SUCCESS, "UC RDMA WRITE ODP -> ODP") &&
+	    one(&ua, IBV_WR_SEND, s, 8, smr->lkey, NULL, 0, IBV_WC_SUCCESS,
+		"UC SEND behind it")) {
+		w = dp_want(93, IBV_WC_RECV);
+		w.byte_len = 8;
+		dp_expect(ub.rcq, &w, "UC receive of the SEND behind the WRITE");
 		tap_ret(dp_verify(r + PG, 2 * PG, seed), -1,
 			"UC WRITE byte for byte");
+	}
 	dp_qp_free(&ua);
 	dp_qp_free(&ub);
 

@@ -32,7 +32,7 @@ check: all
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
-bench: all tools/memcpy_bw tools/inline_bench
+bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 
@@ -43,6 +43,11 @@ tools/memcpy_bw: tools/memcpy_bw.c
 tools/inline_bench: tools/inline_bench.c provider
 	$(CC) -O2 -Wall -Wextra -Werror -Iprovider/include -o $@ $< \
 		-Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider -libverbs
+
+# the selftests' helpers (built by all) give it a loopback RC pair
+tools/odp_bench: tools/odp_bench.c selftests
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
+		-o $@ $< selftests/tap.o selftests/util.o selftests/dp.o -libverbs
 
 demo: deps all
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo

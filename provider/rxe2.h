@@ -296,6 +296,8 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int rxe2_dereg_mr(struct verbs_mr *vmr);
+int rxe2_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int rxe2_dealloc_mw(struct ibv_mw *mw);
 int rxe2_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,

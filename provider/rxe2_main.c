@@ -21,6 +21,7 @@ static const struct verbs_match_ent rxe2_match_table[] = {
 static void rxe2_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops rxe2_ctx_ops = {
+	.advise_mr = rxe2_advise_mr,
 	.alloc_mw = rxe2_alloc_mw,
 	.alloc_pd = rxe2_alloc_pd,
 	.bind_mw = rxe2_bind_mw,

@@ -96,6 +96,21 @@ int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 	return 0;
 }
 
+/*
+ * ibv_advise_mr: the kernel checks everything (ibv_advise_mr(3) errnos)
+ * and prefetches ODP MRs, synchronously with IBV_ADVISE_MR_FLAG_FLUSH.
+ */
+int rxe2_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	int err;
+
+	err = ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+	if (err)
+		errno = err;
+	return err;
+}
+
 int rxe2_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;

@@ -62,6 +62,17 @@ enum rxe2_dp_counter {
 	RXE2_DPC_DUP_REQUESTS,		/* requests with an old PSN */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
+	/* on-demand paging (rxe2_odp.c); the last two are gauges */
+	RXE2_DPC_ODP_PAGE_FAULTS,	/* accesses that had to fault pages in */
+	RXE2_DPC_ODP_PAGE_FAULT_PAGES,	/* pages they mapped */
+	RXE2_DPC_ODP_INVALIDATIONS,	/* notifier calls that unmapped pages */
+	RXE2_DPC_ODP_INVALIDATION_PAGES,	/* pages they unmapped */
+	RXE2_DPC_ODP_PREFETCHES,	/* advise_mr SGEs handled */
+	RXE2_DPC_ODP_PREFETCH_PAGES,	/* pages they mapped */
+	RXE2_DPC_ODP_FAILED_RESOLUTIONS,	/* faults the process cannot serve */
+	RXE2_DPC_ODP_MRS_NOT_FOUND,	/* advise_mr naming no ODP MR */
+	RXE2_DPC_ODP_MR_PAGES,		/* size of the live ODP MRs, pages */
+	RXE2_DPC_ODP_MRS,		/* live ODP MRs */
 	RXE2_DPC_NUM
 };
 

@@ -75,8 +75,22 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
-	/* rdma link delete */
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* rdma link delete; ODP MRs (rxe2_odp.c) */
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * Every opcode reaches MR memory through the same page lookup, so
+	 * ODP works for all of them; implicit: reg_mr(0, SIZE_MAX).
+	 */
+	a->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
+		IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
+		IB_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.uc_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
+		IB_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_SRQ_RECV;
 	a->max_send_sge = p->max_send_sge;
 	a->max_recv_sge = p->max_recv_sge;
 	a->max_sge_rd = p->max_send_sge;
@@ -218,6 +232,20 @@ static const struct rdma_stat_desc rxe2_counter_descs[] = {
 	[RXE2_CNT_DP + RXE2_DPC_DUP_REQUESTS].name = "duplicate_requests",
 	/* inline-receive */
 	[RXE2_CNT_DP + RXE2_DPC_INLINE_RECV].name = "inline_recv_completions",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULTS].name = "num_page_faults",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULT_PAGES].name =
+		"num_page_fault_pages",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_INVALIDATIONS].name = "num_invalidations",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_INVALIDATION_PAGES].name =
+		"num_invalidation_pages",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_PREFETCHES].name =
+		"num_prefetches_handled",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_PREFETCH_PAGES].name = "num_prefetch_pages",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_FAILED_RESOLUTIONS].name =
+		"num_failed_resolutions",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_MRS_NOT_FOUND].name = "num_mrs_not_found",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_MR_PAGES].name = "num_odp_mr_pages",
+	[RXE2_CNT_DP + RXE2_DPC_ODP_MRS].name = "num_odp_mrs",
 };
 
 static struct rdma_hw_stats *rxe2_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -406,6 +434,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.device_group = &rxe2_dev_attr_group,
 
 	.add_gid = rxe2_add_gid,
+	.advise_mr = rxe2_advise_mr,
 	.alloc_mr = rxe2_alloc_mr,
 	.alloc_mw = rxe2_alloc_mw,
 	.alloc_hw_port_stats = rxe2_alloc_hw_port_stats,

@@ -7,6 +7,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "rxe2.h"
+#include "rxe2_verbs.h"
 
 /*
  * Each limit is a read-only parameter named like the ib_device_attr
@@ -111,9 +112,14 @@ static int __init rxe2_module_init(void)
 	if (!rxe2_params_ok())
 		return -EINVAL;
 
-	err = rxe2_net_init();
+	err = rxe2_odp_init();
 	if (err)
 		return err;
+	err = rxe2_net_init();
+	if (err) {
+		rxe2_odp_exit();
+		return err;
+	}
 
 	rdma_link_register(&rxe2_link_ops);
 	return 0;
@@ -126,6 +132,8 @@ static void __exit rxe2_module_exit(void)
 	/* fences queued unregistrations too: no device op runs after it */
 	ib_unregister_driver(RXE2_DRIVER_ID);
 	rxe2_net_exit();
+	/* every MR is gone, so is every prefetch: only the queue is left */
+	rxe2_odp_exit();
 }
 
 module_init(rxe2_module_init);

@@ -35,7 +35,7 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 /* what an MR may grant; IB_ACCESS_OPTIONAL bits are hints we may ignore */
 #define RXE2_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)
 
 static int rxe2_mr_check_access(int access)
 {
@@ -133,6 +133,43 @@ static int rxe2_mr_pages(struct rxe2_mr *mr)
 }
 
 /*
+ * IB_ACCESS_ON_DEMAND: nothing pinned, pages follow the process (see
+ * rxe2_odp.c).  start 0 and length U64_MAX is the implicit MR over the
+ * whole address space (iova must be 0 too: iova == address).  An
+ * explicit one is bounded by max_mr_size like any other: its page
+ * arrays (ib_umem_odp) cost 16 bytes per page of the range.
+ */
+static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
+				     u64 length, u64 iova, int access)
+{
+	struct rxe2_dev *rdev = to_rdev(ibpd->device);
+	bool implicit = !start && length == U64_MAX;
+	struct rxe2_mr *mr;
+	int ret;
+
+	if (implicit ? iova != 0 :
+	    !length || length > rdev->attr.max_mr_size ||
+	    iova + length < iova || start + length < start)
+		return ERR_PTR(-EINVAL);
+	mr = rxe2_mr_alloc(ibpd, access, true);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.device = ibpd->device;
+	ret = rxe2_odp_reg(mr, start, length, access);
+	if (ret) {
+		rxe2_mr_free(rdev, mr);
+		return ERR_PTR(ret);
+	}
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	rxe2_table_publish(&rdev->mr_table, mr->key, mr);
+	return &mr->ibmr;
+}
+
+/*
  * length 0 is EINVAL: an empty region names no memory, and ib_umem_get()
  * would pin nothing for it.
  */
@@ -150,6 +187,8 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	ret = rxe2_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return rxe2_reg_odp_mr(ibpd, start, length, iova, access);
 	if (!length || length > rdev->attr.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	/* the data path computes iova + offset: keep it from wrapping */
@@ -200,6 +239,8 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&cur->released);
 
 	/* a replaced object's own pages went (or moved) at its rereg */
+	if (cur->odp)
+		rxe2_odp_release(cur);
 	ib_umem_release(cur->umem);
 	kvfree(cur->pages);
 	kfree(mr->fr_pages);
@@ -210,6 +251,36 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		kfree_rcu(cur, rcu);
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/* the new translation of a rereg: pinned, or on demand (rxe2_odp.c) */
+static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
+			   int access)
+{
+	int ret;
+
+	if (access & IB_ACCESS_ON_DEMAND)
+		return rxe2_odp_reg(new, start, length, access);
+	new->umem = ib_umem_get(new->ibmr.device, start, length, access);
+	if (IS_ERR(new->umem)) {
+		ret = PTR_ERR(new->umem);
+		new->umem = NULL;
+		return ret;
+	}
+	ret = rxe2_mr_pages(new);
+	if (ret) {
+		ib_umem_release(new->umem);
+		new->umem = NULL;
+	}
+	return ret;
+}
+
+static void rxe2_mr_release_umem(struct rxe2_mr *mr)
+{
+	if (mr->odp)
+		rxe2_odp_release(mr);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
 }
 
 /*
@@ -233,7 +304,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	struct rxe2_mr *mr = to_rmr(ibmr);
 	struct rxe2_mr *old = mr->cur;
 	struct rxe2_mr *new;
-	bool repin;
+	bool repin, odp;
 	int ret;
 
 	ret = rxe2_check_udata_in_empty(udata);
@@ -264,28 +335,30 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	/*
 	 * Pages pinned for reading may be shared copy-on-write (the zero
 	 * page, a fork's); granting write access to them needs a new pin.
+	 * An ODP MR pins nothing: only a new translation, or turning
+	 * on-demand paging on or off, needs a new umem.
 	 */
-	repin = (flags & IB_MR_REREG_TRANS) ||
-		(ib_access_writable(access) && !old->umem->writable);
+	odp = access & IB_ACCESS_ON_DEMAND;
+	if (odp != !!old->odp)
+		repin = true;
+	else if (odp)
+		repin = flags & IB_MR_REREG_TRANS;
+	else
+		repin = (flags & IB_MR_REREG_TRANS) ||
+			(ib_access_writable(access) && !old->umem->writable);
 
 	new = kzalloc(sizeof(*new), GFP_KERNEL);
 	if (!new)
 		return ERR_PTR(-ENOMEM);
+	new->ibmr.device = ibmr->device;
 	if (repin) {
 		if (!(flags & IB_MR_REREG_TRANS)) {
 			start = old->umem->address;
 			length = old->length;
 			iova = old->iova;
 		}
-		new->umem = ib_umem_get(ibmr->device, start, length, access);
-		if (IS_ERR(new->umem)) {
-			ret = PTR_ERR(new->umem);
-			kfree(new);
-			return ERR_PTR(ret);
-		}
-		ret = rxe2_mr_pages(new);
+		ret = rxe2_rereg_umem(new, start, length, access);
 		if (ret) {
-			ib_umem_release(new->umem);
 			kfree(new);
 			return ERR_PTR(ret);
 		}
@@ -295,6 +368,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		new->umem = old->umem;
 		new->pages = old->pages;
 		new->npages = old->npages;
+		new->odp = old->odp;
+		new->imr = old->imr;
 		new->iova = old->iova;
 		new->length = old->length;
 	}
@@ -316,10 +391,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	 * here no window can bind to the old object.
 	 */
 	if (atomic_cmpxchg(&old->num_mw, 0, -1) != 0) {
-		if (repin) {
-			ib_umem_release(new->umem);
-			kvfree(new->pages);
-		}
+		if (repin)
+			rxe2_mr_release_umem(new);
 		kfree(new);
 		return ERR_PTR(-EBUSY);
 	}
@@ -327,10 +400,8 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	mr->cur = new;
 	rxe2_mr_put(old);
 	wait_for_completion(&old->released);
-	if (repin) {
-		ib_umem_release(old->umem);
-		kvfree(old->pages);
-	}
+	if (repin)
+		rxe2_mr_release_umem(old);
 	/* the MR itself stays for ib_core; it no longer owns any pages */
 	if (old != mr)
 		kfree_rcu(old, rcu);
@@ -360,12 +431,14 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 	rcu_read_lock();
 	if (key & RXE2_FRMR_KEY_BIT) {
 		mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-		if (mr && !rxe2_frmr_get(mr, key, pd, access))
+		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->ibmr.pd,
+					 access))
 			mr = NULL;
 	} else {
 again:
 		mr = xa_load(&rdev->mr_table.xa, key);
-		if (mr && (mr->ibmr.pd != pd || (access & ~mr->access)))
+		if (mr && ((pd && mr->ibmr.pd != pd) ||
+			   (access & ~mr->access)))
 			mr = NULL;
 		/*
 		 * A dead object has left the table first (dereg erased the

@@ -513,6 +513,16 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 		struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey), &mr_va,
 						  len, IB_ACCESS_REMOTE_READ);
 
+		/*
+		 * ODP: fault the whole range in now, while a NAK can still
+		 * answer; a page lost to an invalidation later is faulted
+		 * again by rxe2_resp_read_cont().
+		 */
+		if (mr && mr->odp &&
+		    rxe2_mr_access(mr, va, len, false, NULL, NULL)) {
+			rxe2_mr_put(mr);
+			mr = NULL;
+		}
 		if (!mr) {
 			if (!dup)
 				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
@@ -534,33 +544,48 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	rxe2_resp_read_cont(qp);
 }
 
+struct rxe2_atomic_arg {
+	bool cmp_swap;
+	u64 swap_add;
+	u64 cmp;
+	u64 orig;
+};
+
+static void rxe2_atomic_op(void *addr, u32 len, void *arg)
+{
+	struct rxe2_atomic_arg *a = arg;
+	u64 *p = addr;
+
+	spin_lock_bh(&rxe2_atomic_lock);
+	a->orig = READ_ONCE(*p);
+	if (!a->cmp_swap)
+		WRITE_ONCE(*p, a->orig + a->swap_add);
+	else if (a->orig == a->cmp)
+		WRITE_ONCE(*p, a->swap_add);
+	spin_unlock_bh(&rxe2_atomic_lock);
+}
+
+/* va is 8-byte aligned: the operand never crosses a page */
 static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 			  u64 swap_add, u64 cmp, u64 *orig)
 {
-	u64 *p;
-	void *base = NULL;
+	struct rxe2_atomic_arg a = {
+		.cmp_swap = cmp_swap, .swap_add = swap_add, .cmp = cmp,
+	};
+	int ret;
 
 	if (!mr->umem) {
-		p = rxe2_mr_kaddr(mr, va);
+		void *p = rxe2_mr_kaddr(mr, va);
+
 		if (!p)
 			return -EFAULT;
+		rxe2_atomic_op(p, 8, &a);
 	} else {
-		u64 off = va - mr->iova + ib_umem_offset(mr->umem);
-
-		if ((off >> PAGE_SHIFT) >= mr->npages)
-			return -EFAULT;
-		base = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
-		p = base + (off & ~PAGE_MASK);
+		ret = rxe2_mr_access(mr, va, 8, true, rxe2_atomic_op, &a);
+		if (ret)
+			return ret;
 	}
-	spin_lock_bh(&rxe2_atomic_lock);
-	*orig = READ_ONCE(*p);
-	if (!cmp_swap)
-		WRITE_ONCE(*p, *orig + swap_add);
-	else if (*orig == cmp)
-		WRITE_ONCE(*p, swap_add);
-	spin_unlock_bh(&rxe2_atomic_lock);
-	if (base)
-		kunmap_local(base);
+	*orig = a.orig;
 	return 0;
 }
 

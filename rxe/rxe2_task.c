@@ -464,18 +464,20 @@ bool rxe2_cq_has_room(struct rxe2_cq *cq)
 }
 
 /*
- * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
- * has checked [iova, iova + len) with rxe2_mr_check_range().
+ * rxe2_mr_access() - the one way the data path reaches the memory of a
+ * user MR: fn sees [iova, iova + len) piece by piece (never across a
+ * page), mapped in the kernel.  A pinned MR has every page at hand; an
+ * ODP MR faults missing ones in and keeps them from being invalidated
+ * until fn returns (rxe2_odp.c).  The caller has checked the range with
+ * rxe2_mr_check_range().  0 or -EFAULT.
  */
-int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
-		 bool to_mr)
+int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
+		   rxe2_page_fn fn, void *arg)
 {
 	u64 off;
 
-	if (!len)
-		return 0;
-	if (!mr->umem)	/* a kernel MR: DMA or fast-registered */
-		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
+	if (mr->odp)
+		return rxe2_odp_access(mr, iova, len, write, fn, arg);
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
 	while (len) {
 		unsigned long pg = off >> PAGE_SHIFT;
@@ -486,16 +488,44 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 		if (pg >= mr->npages)
 			return -EFAULT;
 		va = kmap_local_page(mr->pages[pg]);
-		if (to_mr)
-			memcpy(va + poff, buf, n);
-		else
-			memcpy(buf, va + poff, n);
+		fn(va + poff, n, arg);
 		kunmap_local(va);
-		buf += n;
 		off += n;
 		len -= n;
 	}
 	return 0;
+}
+
+struct rxe2_copy_arg {
+	void *buf;
+	bool to_mr;
+};
+
+static void rxe2_copy_page(void *addr, u32 len, void *arg)
+{
+	struct rxe2_copy_arg *c = arg;
+
+	if (c->to_mr)
+		memcpy(addr, c->buf, len);
+	else
+		memcpy(c->buf, addr, len);
+	c->buf += len;
+}
+
+/*
+ * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
+ * has checked [iova, iova + len) with rxe2_mr_check_range().
+ */
+int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		 bool to_mr)
+{
+	struct rxe2_copy_arg c = { .buf = buf, .to_mr = to_mr };
+
+	if (!len)
+		return 0;
+	if (!mr->umem)	/* a kernel MR: DMA or fast-registered */
+		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
+	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
 }
 
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset)

@@ -181,6 +181,13 @@ enum rxe2_mr_type {
 	RXE2_MR_FAST,			/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
 };
 
+/* USER MRs registered with IB_ACCESS_ON_DEMAND (rxe2_odp.c) */
+enum rxe2_odp_kind {
+	RXE2_ODP_NONE,
+	RXE2_ODP_EXPLICIT,		/* one ib_umem_odp over the range */
+	RXE2_ODP_IMPLICIT,		/* the address space, iova == address */
+};
+
 enum rxe2_mr_state {
 	RXE2_MR_FREE,
 	RXE2_MR_VALID,
@@ -224,6 +231,8 @@ struct rxe2_mr {
 	 * ib_mr it was given.  NULL for the DMA and FAST MRs.
 	 */
 	struct rxe2_mr *cur;
+	u8 odp;				/* enum rxe2_odp_kind */
+	struct rxe2_odp_imr *imr;	/* RXE2_ODP_IMPLICIT: its children */
 };
 
 struct rxe2_qp;
@@ -261,6 +270,24 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  * the QP's state_lock held).  They return 0 or an enum ib_wc_status.
  * Invalidation waits until no access through the MR is in flight.
  */
+/*
+ * rxe2_odp.c.  rxe2_odp_access() makes [iova, iova + len) of an ODP MR
+ * (range already checked) present, faulting pages in, and calls fn on
+ * each piece of a page while an invalidation cannot unmap it; 0 or
+ * -EFAULT (the process has no such mapping or permission).  Sleeps: the
+ * data path and verbs only.
+ */
+typedef void (*rxe2_page_fn)(void *addr, u32 len, void *arg);
+int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
+		    rxe2_page_fn fn, void *arg);
+int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
+void rxe2_odp_release(struct rxe2_mr *mr);
+int rxe2_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs);
+int rxe2_odp_init(void);
+void rxe2_odp_exit(void);
+
 int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 /* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */

@@ -130,7 +130,7 @@ static void test_fields(struct ibv_context *ctx, const char *dev)
 	tap_ret(attr.device_caps & (RXE2DV_DEVICE_CAP_PA_MR |
 				    RXE2DV_DEVICE_CAP_SHARED_MR), 0,
 		"no PA-MR and no shared-MR capability yet");
-	tap_ret(odp, 0, "no ODP yet");
+	tap_ret(odp, 1, "ODP is supported (IBV_ODP_SUPPORT)");
 	tap_ret(attr.max_inline_recv, 64,
 		"max_inline_recv is 64 (a CQ slot holds 64 bytes of data)");
 	tap_ret(attr.num_interconnects, map_ics(dev),

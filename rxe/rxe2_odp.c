@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: on-demand paging.  An ODP MR pins nothing: its umem (ib_umem_odp)
+ * follows the process's page tables through an MMU interval notifier.
+ * The data path asks rxe2_odp_access() for a range; pages not mapped in
+ * the device are faulted in with hmm_range_fault() (through
+ * ib_umem_odp_map_dma_and_lock()), and the umem's mutex is held while the
+ * pages are touched, so an invalidation (munmap, MADV_DONTNEED, COW after
+ * fork, migration) waits for the copy and then unmaps them; the next
+ * access faults again.  See docs/architecture.md, "On-demand paging".
+ */
+#include <linux/highmem.h>
+#include <linux/hmm.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_umem_odp.h>
+#include <rdma/ib_verbs.h>
+
+#include "rxe2_verbs.h"
+
+/*
+ * An implicit MR covers the whole address space with children of this
+ * size, each an ib_umem_odp with its own notifier, made on first access.
+ */
+#define RXE2_IMR_CHUNK_SHIFT	26
+#define RXE2_IMR_CHUNK_SIZE	(1ULL << RXE2_IMR_CHUNK_SHIFT)
+
+struct rxe2_odp_imr {
+	struct mutex lock;		/* making children */
+	struct xarray children;		/* chunk index -> struct ib_umem_odp */
+	/*
+	 * The root's owning_mm, grabbed: nothing in ib_umem_odp holds it
+	 * for an implicit root (no notifier), and the uverbs file (so the
+	 * MR) can outlive the process.
+	 */
+	struct mm_struct *mm;
+};
+
+static struct workqueue_struct *rxe2_odp_wq;
+
+static void rxe2_odp_add(struct rxe2_dev *rdev, enum rxe2_dp_counter c,
+			 long n)
+{
+	atomic64_add(n, &rdev->dp_cnt[c]);
+}
+
+static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
+					       notifier);
+	struct rxe2_dev *rdev = to_rdev(odp->umem.ibdev);
+	int before;
+
+	/* reclaim may not sleep: it retries when a copy holds the mutex */
+	if (mmu_notifier_range_blockable(range))
+		mutex_lock(&odp->umem_mutex);
+	else if (!mutex_trylock(&odp->umem_mutex))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	before = odp->npages;
+	ib_umem_odp_unmap_dma_pages(odp, max_t(u64, ib_umem_start(odp),
+					       range->start),
+				    min_t(u64, ib_umem_end(odp), range->end));
+	if (odp->npages != before) {
+		rxe2_dp_count(rdev, RXE2_DPC_ODP_INVALIDATIONS);
+		rxe2_odp_add(rdev, RXE2_DPC_ODP_INVALIDATION_PAGES,
+			     before - odp->npages);
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops rxe2_odp_ops = {
+	.invalidate = rxe2_odp_invalidate,
+};
+
+static int rxe2_odp_count(struct ib_umem_odp *odp, unsigned long first,
+			  unsigned long last, u64 perm)
+{
+	int n = 0;
+
+	for (; first <= last; first++)
+		if ((odp->dma_list[first] & perm) == perm)
+			n++;
+	return n;
+}
+
+/*
+ * Map [va, va + len) (user addresses inside @odp) for reading, or for
+ * writing too, and return with the umem mutex held; mapped pages stay
+ * mapped until the caller unlocks.  Returns the number of pages that had
+ * to be faulted in (0: all were mapped), or -EFAULT (no mapping, or not
+ * the permission, in the process: nothing is held then).  NO_FAULT
+ * (prefetch only) maps what is present and never faults.
+ */
+static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
+			     bool write, bool no_fault)
+{
+	u64 perm = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
+	unsigned long first = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
+	unsigned long last = (va + len - 1 - ib_umem_start(odp)) >> PAGE_SHIFT;
+	int had, ret;
+
+	mutex_lock(&odp->umem_mutex);
+	had = rxe2_odp_count(odp, first, last, perm);
+	if (had == last - first + 1)
+		return 0;
+	mutex_unlock(&odp->umem_mutex);
+
+	ret = ib_umem_odp_map_dma_and_lock(odp, va, len, perm, !no_fault);
+	if (ret < 0)
+		return -EFAULT;
+	/* NO_FAULT maps only what the process has present, as it is */
+	if (no_fault)
+		return rxe2_odp_count(odp, first, last,
+				      ODP_READ_ALLOWED_BIT) - had;
+	return last - first + 1 - had;
+}
+
+static struct ib_umem_odp *rxe2_odp_umem(struct rxe2_mr *mr)
+{
+	return to_ib_umem_odp(mr->umem);
+}
+
+/* whether the process has a mapping at va: children only for real memory */
+static bool rxe2_odp_va_mapped(struct mm_struct *mm, u64 va)
+{
+	bool ok;
+
+	if (!mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	ok = vma_lookup(mm, va);
+	mmap_read_unlock(mm);
+	/* the last reference of an exiting process: not in the data path */
+	mmput_async(mm);
+	return ok;
+}
+
+/* the child of an implicit MR holding va, made on first use */
+static struct ib_umem_odp *rxe2_odp_child(struct rxe2_mr *mr, u64 va)
+{
+	struct rxe2_odp_imr *imr = mr->imr;
+	struct ib_umem_odp *root = rxe2_odp_umem(mr);
+	unsigned long idx = va >> RXE2_IMR_CHUNK_SHIFT;
+	struct ib_umem_odp *child;
+	int ret;
+
+	child = xa_load(&imr->children, idx);
+	if (child)
+		return child;
+	mutex_lock(&imr->lock);
+	child = xa_load(&imr->children, idx);
+	if (child)
+		goto out;
+	if (!rxe2_odp_va_mapped(imr->mm, va)) {
+		child = ERR_PTR(-EFAULT);
+		goto out;
+	}
+	child = ib_umem_odp_alloc_child(root, idx << RXE2_IMR_CHUNK_SHIFT,
+					RXE2_IMR_CHUNK_SIZE, &rxe2_odp_ops);
+	if (IS_ERR(child))
+		goto out;
+	ret = xa_err(xa_store(&imr->children, idx, child, GFP_KERNEL));
+	if (ret) {
+		ib_umem_odp_release(child);
+		child = ERR_PTR(ret);
+		goto out;
+	}
+	rxe2_odp_add(to_rdev(mr->ibmr.device), RXE2_DPC_ODP_MR_PAGES,
+		     RXE2_IMR_CHUNK_SIZE >> PAGE_SHIFT);
+out:
+	mutex_unlock(&imr->lock);
+	return child;
+}
+
+/* one umem's part: map (faulting if needed), touch, unlock */
+static int rxe2_odp_access_umem(struct ib_umem_odp *odp, u64 va, u32 len,
+				bool write, rxe2_page_fn fn, void *arg)
+{
+	int faulted;
+
+	faulted = rxe2_odp_map_lock(odp, va, len, write, false);
+	if (faulted < 0)
+		return faulted;
+	while (fn && len) {
+		unsigned long idx = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
+		u32 poff = va & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		void *kva = kmap_local_page(hmm_pfn_to_page(odp->pfn_list[idx]));
+
+		fn(kva + poff, n, arg);
+		kunmap_local(kva);
+		va += n;
+		len -= n;
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return faulted;
+}
+
+static void rxe2_odp_count_fault(struct rxe2_dev *rdev, int ret)
+{
+	if (ret < 0) {
+		rxe2_dp_count(rdev, RXE2_DPC_ODP_FAILED_RESOLUTIONS);
+	} else if (ret > 0) {
+		rxe2_dp_count(rdev, RXE2_DPC_ODP_PAGE_FAULTS);
+		rxe2_odp_add(rdev, RXE2_DPC_ODP_PAGE_FAULT_PAGES, ret);
+	}
+}
+
+/*
+ * Walk [iova, iova + len) of an ODP MR (checked against the MR by the
+ * caller) one umem at a time; fn (may be NULL: only map) sees each piece
+ * of a page with the umem mutex held.  Returns the pages faulted in or
+ * -EFAULT.
+ */
+static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
+			 bool no_fault, rxe2_page_fn fn, void *arg)
+{
+	long total = 0;
+	int ret;
+
+	if (mr->odp == RXE2_ODP_EXPLICIT) {
+		struct ib_umem_odp *odp = rxe2_odp_umem(mr);
+		u64 va = iova - mr->iova + mr->umem->address;
+
+		if (no_fault) {
+			ret = rxe2_odp_map_lock(odp, va, len, write, true);
+			if (ret >= 0)
+				mutex_unlock(&odp->umem_mutex);
+			return ret;
+		}
+		return rxe2_odp_access_umem(odp, va, len, write, fn, arg);
+	}
+	/* implicit: iova is the user address */
+	while (len) {
+		u64 n = min_t(u64, len, RXE2_IMR_CHUNK_SIZE -
+			      (iova & (RXE2_IMR_CHUNK_SIZE - 1)));
+		struct ib_umem_odp *child;
+
+		child = rxe2_odp_child(mr, iova);
+		if (IS_ERR(child))
+			return -EFAULT;
+		if (no_fault) {
+			ret = rxe2_odp_map_lock(child, iova, n, write, true);
+			if (ret >= 0)
+				mutex_unlock(&child->umem_mutex);
+		} else {
+			ret = rxe2_odp_access_umem(child, iova, n, write, fn,
+						   arg);
+		}
+		if (ret < 0)
+			return ret;
+		total += ret;
+		iova += n;
+		len -= n;
+	}
+	return min_t(long, total, INT_MAX);
+}
+
+int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
+		    rxe2_page_fn fn, void *arg)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = rxe2_odp_walk(mr, iova, len, write, false, fn, arg);
+	rxe2_odp_count_fault(to_rdev(mr->ibmr.device), ret);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Registration: @mr is allocated and unpublished.  Explicit: [start,
+ * start + length) as usual.  Implicit (start 0, length U64_MAX): the
+ * whole address space, iova == user address.
+ */
+int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
+{
+	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
+	struct ib_umem_odp *odp;
+
+	if (!start && length == U64_MAX) {
+		struct rxe2_odp_imr *imr = kzalloc(sizeof(*imr), GFP_KERNEL);
+
+		if (!imr)
+			return -ENOMEM;
+		odp = ib_umem_odp_alloc_implicit(mr->ibmr.device, access);
+		if (IS_ERR(odp)) {
+			kfree(imr);
+			return PTR_ERR(odp);
+		}
+		mutex_init(&imr->lock);
+		xa_init(&imr->children);
+		imr->mm = odp->umem.owning_mm;
+		mmgrab(imr->mm);
+		mr->imr = imr;
+		mr->odp = RXE2_ODP_IMPLICIT;
+	} else {
+		odp = ib_umem_odp_get(mr->ibmr.device, start, length,
+				      access & ~IB_ACCESS_HUGETLB,
+				      &rxe2_odp_ops);
+		if (IS_ERR(odp))
+			return PTR_ERR(odp);
+		mr->odp = RXE2_ODP_EXPLICIT;
+		rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
+			     ib_umem_odp_num_pages(odp));
+	}
+	mr->umem = &odp->umem;
+	rxe2_dp_count(rdev, RXE2_DPC_ODP_MRS);
+	return 0;
+}
+
+/* after the last data path reference is gone: unmap and forget it all */
+void rxe2_odp_release(struct rxe2_mr *mr)
+{
+	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
+	struct ib_umem_odp *odp = rxe2_odp_umem(mr);
+	struct ib_umem_odp *child;
+	unsigned long idx;
+
+	if (mr->odp == RXE2_ODP_IMPLICIT) {
+		xa_for_each(&mr->imr->children, idx, child) {
+			rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
+				     -(long)(RXE2_IMR_CHUNK_SIZE >> PAGE_SHIFT));
+			ib_umem_odp_release(child);
+		}
+		xa_destroy(&mr->imr->children);
+		mutex_destroy(&mr->imr->lock);
+		mmdrop(mr->imr->mm);
+		kfree(mr->imr);
+		mr->imr = NULL;
+	} else {
+		rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
+			     -(long)ib_umem_odp_num_pages(odp));
+	}
+	ib_umem_odp_release(odp);
+	mr->umem = NULL;
+	mr->odp = RXE2_ODP_NONE;
+	rxe2_odp_add(rdev, RXE2_DPC_ODP_MRS, -1);
+}
+
+/*
+ * ibv_advise_mr.  ib_core has checked the flags (EINVAL) and the PD
+ * handle.  Errors follow ibv_advise_mr(3): an unknown advice is
+ * EOPNOTSUPP; an lkey that names no ODP MR, a range outside the MR or
+ * not mapped in the process, or write advice on an MR without write
+ * access is EFAULT; an MR of another PD is EINVAL (the PD is invalid
+ * for it).  Every SGE is checked before anything is prefetched.
+ */
+struct rxe2_prefetch {
+	struct work_struct work;
+	bool write;
+	bool no_fault;
+	u32 num;
+	struct {
+		struct rxe2_mr *mr;
+		u64 addr;
+		u32 length;
+	} sge[];
+};
+
+static int rxe2_prefetch_one(struct rxe2_mr *mr, u64 addr, u32 length,
+			     bool write, bool no_fault)
+{
+	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
+	int ret = 0;
+
+	if (length)
+		ret = rxe2_odp_walk(mr, addr, length, write, no_fault, NULL,
+				    NULL);
+	if (ret < 0) {
+		rxe2_dp_count(rdev, RXE2_DPC_ODP_FAILED_RESOLUTIONS);
+		return ret;
+	}
+	rxe2_dp_count(rdev, RXE2_DPC_ODP_PREFETCHES);
+	rxe2_odp_add(rdev, RXE2_DPC_ODP_PREFETCH_PAGES, ret);
+	return 0;
+}
+
+static void rxe2_prefetch_work(struct work_struct *w)
+{
+	struct rxe2_prefetch *p = container_of(w, struct rxe2_prefetch, work);
+	u32 i;
+
+	/* best effort: a range that cannot be mapped is only counted */
+	for (i = 0; i < p->num; i++) {
+		rxe2_prefetch_one(p->sge[i].mr, p->sge[i].addr,
+				  p->sge[i].length, p->write, p->no_fault);
+		rxe2_mr_put(p->sge[i].mr);
+	}
+	kvfree(p);
+}
+
+static struct rxe2_mr *rxe2_advise_lookup(struct ib_pd *pd, u32 lkey,
+					  u64 addr, u32 length, bool write)
+{
+	struct rxe2_dev *rdev = to_rdev(pd->device);
+	struct rxe2_mr *mr;
+	int ret = -EFAULT;
+
+	mr = rxe2_mr_lookup(rdev, lkey, NULL, 0);
+	if (!mr || !mr->odp) {
+		rxe2_dp_count(rdev, RXE2_DPC_ODP_MRS_NOT_FOUND);
+		goto err;
+	}
+	if (mr->ibmr.pd != pd)
+		ret = -EINVAL;
+	else if (write && !ib_access_writable(mr->access))
+		ret = -EFAULT;
+	else if (!rxe2_mr_check_range(mr, addr, length))
+		ret = -EFAULT;
+	else
+		return mr;
+err:
+	if (mr)
+		rxe2_mr_put(mr);
+	return ERR_PTR(ret);
+}
+
+int rxe2_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs)
+{
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool no_fault = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	struct rxe2_prefetch *p;
+	u32 i;
+	int ret;
+
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH && !write &&
+	    !no_fault)
+		return -EOPNOTSUPP;
+	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return -EINVAL;
+
+	p = kvzalloc(struct_size(p, sge, num_sge), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < num_sge; i++) {
+		struct rxe2_mr *mr = rxe2_advise_lookup(pd, sg_list[i].lkey,
+							sg_list[i].addr,
+							sg_list[i].length,
+							write);
+
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			goto err;
+		}
+		p->sge[i].mr = mr;
+		p->sge[i].addr = sg_list[i].addr;
+		p->sge[i].length = sg_list[i].length;
+		p->num++;
+	}
+	p->write = write;
+	p->no_fault = no_fault;
+
+	if (!(flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH)) {
+		INIT_WORK(&p->work, rxe2_prefetch_work);
+		queue_work(rxe2_odp_wq, &p->work);
+		return 0;
+	}
+	/* FLUSH: on success every range is mapped in the device */
+	ret = 0;
+	for (i = 0; i < p->num && !ret; i++)
+		ret = rxe2_prefetch_one(p->sge[i].mr, p->sge[i].addr,
+					p->sge[i].length, write, no_fault);
+err:
+	for (i = 0; i < p->num; i++)
+		rxe2_mr_put(p->sge[i].mr);
+	kvfree(p);
+	return ret;
+}
+
+int rxe2_odp_init(void)
+{
+	rxe2_odp_wq = alloc_workqueue("rxe2_odp", WQ_UNBOUND, 0);
+	return rxe2_odp_wq ? 0 : -ENOMEM;
+}
+
+void rxe2_odp_exit(void)
+{
+	destroy_workqueue(rxe2_odp_wq);
+}

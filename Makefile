@@ -49,7 +49,7 @@ tools/odp_bench: tools/odp_bench.c selftests
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
 		-o $@ $< selftests/tap.o selftests/util.o selftests/dp.o -libverbs
 
-demo: deps all
+demo: deps all tools/odp_bench
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
 
 deps:

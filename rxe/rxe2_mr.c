@@ -738,6 +738,8 @@ unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 
 	nodes_clear(*nodes);
 	*access = cur->access;
+	if (cur->odp)
+		return rxe2_odp_resident_nodes(cur, nodes);
 	if (cur->type != RXE2_MR_USER || !cur->pages)
 		return 0;
 	for (i = 0; i < cur->npages; i++) {

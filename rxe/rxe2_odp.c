@@ -278,6 +278,39 @@ int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
  * start + length) as usual.  Implicit (start 0, length U64_MAX): the
  * whole address space, iova == user address.
  */
+/* one umem's resident pages, their NUMA nodes added to @nodes */
+static unsigned long rxe2_odp_umem_nodes(struct ib_umem_odp *odp,
+					 nodemask_t *nodes)
+{
+	unsigned long i, n = 0, npages = ib_umem_odp_num_pages(odp);
+
+	mutex_lock(&odp->umem_mutex);
+	for (i = 0; i < npages; i++) {
+		if (!odp->dma_list[i])
+			continue;
+		node_set(page_to_nid(hmm_pfn_to_page(odp->pfn_list[i])),
+			 *nodes);
+		n++;
+		if (!(i & 4095))
+			cond_resched();
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return n;
+}
+
+unsigned long rxe2_odp_resident_nodes(struct rxe2_mr *mr, nodemask_t *nodes)
+{
+	struct ib_umem_odp *child;
+	unsigned long idx, n = 0;
+
+	if (mr->odp != RXE2_ODP_IMPLICIT)
+		return rxe2_odp_umem_nodes(rxe2_odp_umem(mr), nodes);
+	/* children go only at dereg, which the caller keeps away */
+	xa_for_each(&mr->imr->children, idx, child)
+		n += rxe2_odp_umem_nodes(child, nodes);
+	return n;
+}
+
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 {
 	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);

@@ -281,6 +281,11 @@ typedef void (*rxe2_page_fn)(void *addr, u32 len, void *arg);
 int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg);
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
+/*
+ * The pages of an ODP MR mapped in the device right now, and their NUMA
+ * nodes (added to @nodes); the caller keeps dereg and rereg away.
+ */
+unsigned long rxe2_odp_resident_nodes(struct rxe2_mr *mr, nodemask_t *nodes);
 void rxe2_odp_release(struct rxe2_mr *mr);
 int rxe2_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,

@@ -482,7 +482,10 @@ static void test_access(struct ibv_pd *pd)
 	munmap(mem, len);
 }
 
-/* ---- ODP: an MR with nothing resident has no valid id ---- */
+/*
+ * ---- ODP: an MR with nothing resident has no valid id; once prefetched,
+ * its pages' node is the id ----
+ */
 
 static void test_odp(struct ibv_pd *pd)
 {
@@ -502,7 +505,22 @@ static void test_odp(struct ibv_pd *pd)
 			 strerror(errno));
 		tap_skip("no ODP MR");
 	} else {
+		struct ibv_sge sge = { .addr = (uintptr_t)mem,
+				       .length = len, .lkey = mr->lkey };
+		unsigned long nodes;
+
 		expect_ids(mr, 0, 0, "ODP MR with nothing resident");
+		/* mapped in the device now: where its pages are decides */
+		if (tap_ret(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					  IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), 0,
+			    "ODP: prefetch the MR (FLUSH)")) {
+			nodes = page_nodes(mem);
+			if (tap_ok(nodes && !(nodes & (nodes - 1)),
+				   "ODP: the pages sit on one node (mask 0x%lx)",
+				   nodes))
+				expect_ids(mr, ALL_VALID, first_node(nodes),
+					   "ODP MR after a prefetch");
+		}
 		ibv_dereg_mr(mr);
 	}
 	munmap(mem, len);

@@ -299,7 +299,7 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		.send_wqe_hdr_size = RXE2_SEND_WQE_HDR_SIZE,
 		.recv_wqe_hdr_size = RXE2_RECV_WQE_HDR_SIZE,
 		.cqe_size = RXE2_CQE_SIZE,
-		/* no inline receive, PA MRs or shared MRs yet */
+		/* no inline receive yet */
 		.max_inline_recv = 0,
 		.num_interconnects = rdev->ibdev.phys_port_cnt,
 	};
@@ -309,6 +309,7 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		resp.dv_caps |= RXE2_DV_CAP_ODP;
 	if (rdev->attr.max_mw)
 		resp.dv_caps |= RXE2_DV_CAP_MW;
+	resp.dv_caps |= rxe2_xmr_dv_caps();
 
 	/*
 	 * Only librxe2 talks to us and it always sends the command.  A

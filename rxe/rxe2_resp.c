@@ -216,7 +216,7 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 va,
 				    access);
 	if (!mr)
 		return NULL;
-	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, va, len)) {
+	if (!rxe2_qp_may_use_mr(qp, mr) || !rxe2_mr_check_range(mr, va, len)) {
 		rxe2_mr_put(mr);
 		return NULL;
 	}
@@ -484,8 +484,13 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 {
 	u64 *p;
 	void *base = NULL;
+	struct page *xpage = NULL;
 
-	if (!mr->umem) {
+	if (mr->type == RXE2_MR_SHARED || mr->type == RXE2_MR_PA) {
+		p = rxe2_xmr_kmap(mr, va, &xpage);
+		if (!p)
+			return -EFAULT;
+	} else if (!mr->umem) {
 		p = rxe2_mr_kaddr(mr, va);
 		if (!p)
 			return -EFAULT;
@@ -506,6 +511,8 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 	spin_unlock_bh(&rxe2_atomic_lock);
 	if (base)
 		kunmap_local(base);
+	if (xpage)
+		rxe2_xmr_kunmap(mr, p, xpage);
 	return 0;
 }
 

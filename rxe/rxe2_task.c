@@ -415,6 +415,8 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 
 	if (!len)
 		return 0;
+	if (mr->type == RXE2_MR_SHARED || mr->type == RXE2_MR_PA)
+		return rxe2_xmr_copy(mr, iova, buf, len, to_mr);
 	if (!mr->umem)	/* a kernel MR: DMA or fast-registered */
 		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
@@ -480,7 +482,7 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 				    to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!mr)
 			return -EACCES;
-		if ((qp->is_user && !mr->umem) ||
+		if (!rxe2_qp_may_use_mr(qp, mr) ||
 		    !rxe2_mr_check_range(mr, s->addr + c->off, n)) {
 			rxe2_mr_put(mr);
 			return -EACCES;

@@ -57,6 +57,7 @@ static inline bool rxe2_key_is_mw(u32 key)
 struct rxe2_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;			/* vmalloc_user(); freed by mmap_free */
+	bool shm;			/* shared MR pages (rxe2_shmr.c), no buf */
 };
 
 struct rxe2_ring {
@@ -178,6 +179,8 @@ enum rxe2_mr_type {
 	RXE2_MR_DMA,			/* ib_alloc_pd()'s: kernel VAs */
 	RXE2_MR_USER,			/* ibv_reg_mr: a umem */
 	RXE2_MR_FAST,			/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
+	RXE2_MR_SHARED,			/* rxe2_shmr.c: the kernel's pages */
+	RXE2_MR_PA,			/* rxe2_pamr.c: physical addresses */
 };
 
 enum rxe2_mr_state {
@@ -223,6 +226,7 @@ struct rxe2_mr {
 	 * ib_mr it was given.  NULL for the DMA and FAST MRs.
 	 */
 	struct rxe2_mr *cur;
+	struct rxe2_shm_map *shmap;	/* SHARED: rxe2_shmr.c */
 };
 
 struct rxe2_qp;
@@ -262,6 +266,40 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  */
 int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
+/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c) */
+int rxe2_mr_check_access(int access);
+struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
+void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
+
+/*
+ * Shared MRs (rxe2_shmr.c) and physical-address MRs (rxe2_pamr.c),
+ * made by reg_mr with driver data (struct rxe2_reg_mr_cmd).
+ * rxe2_xmr_reg() returns ERR_PTR(-ENOTTY) when the command asks for
+ * neither (an ordinary registration).
+ */
+struct rxe2_reg_mr_cmd;
+struct ib_mr *rxe2_xmr_reg(struct ib_pd *ibpd, u64 start, u64 length,
+			   u64 iova, int access, struct ib_udata *udata);
+/* dereg: before the key leaves the table, and after the last lookup */
+void rxe2_shmr_detach(struct rxe2_mr *mr);
+void rxe2_shmr_release(struct rxe2_mr *mr);
+int rxe2_shmr_mmap(struct rxe2_mmap_entry *mme, struct vm_area_struct *vma);
+void rxe2_shmr_mmap_free(struct rxe2_mmap_entry *mme);
+struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access);
+/* RXE2_DV_CAP_SHARED_MR, and _PA_MR when the caller could make one */
+u64 rxe2_xmr_dv_caps(void);
+/*
+ * Data path of SHARED and PA MRs: the caller holds a lookup reference
+ * and has checked the range.  rxe2_xmr_copy() is rxe2_mr_copy() for
+ * them; rxe2_xmr_kmap() maps the 8 bytes at iova for an atomic (undo
+ * with rxe2_xmr_kunmap()), or returns NULL.
+ */
+int rxe2_xmr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr);
+u64 *rxe2_xmr_kmap(struct rxe2_mr *mr, u64 iova, struct page **page);
+void rxe2_xmr_kunmap(struct rxe2_mr *mr, u64 *p, struct page *page);
+/* PA: the page at a physical address, with a reference, or NULL */
+struct page *rxe2_pamr_get_page(u64 pa);
 
 /*
  * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30
@@ -447,6 +485,21 @@ struct rxe2_qp {
 static inline struct rxe2_qp *to_rqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct rxe2_qp, ibqp);
+}
+
+/*
+ * Whether the data path of @qp may use @mr: a process's QP only memory
+ * of a process (never the DMA MR's kernel addresses); a PA MR only on a
+ * QP that rxe2_qp_allows_pa_mr() (rxe2_pamr.c).
+ */
+bool rxe2_qp_allows_pa_mr(struct rxe2_qp *qp);
+
+static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
+				      const struct rxe2_mr *mr)
+{
+	if (mr->type == RXE2_MR_PA)
+		return rxe2_qp_allows_pa_mr(qp);
+	return !qp->is_user || mr->umem || mr->type == RXE2_MR_SHARED;
 }
 
 /* ring slot sizes (uapi/rxe2-abi.h) */

@@ -336,6 +336,17 @@ static void rxe2_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
+ * ibv_import_device() asks UVERBS_METHOD_QUERY_CONTEXT, which ib_core
+ * answers only for a driver with this op.  rxe2 adds nothing to the
+ * core's answer (num_comp_vectors, core_support).
+ */
+static int rxe2_query_ucontext(struct ib_ucontext *ibuc,
+			       struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
+/*
  * Its presence lets the device go away under live processes (rdma link
  * delete, netdev removal, rmmod): ib_core destroys their objects, zaps
  * their ring mappings and reports a fatal event, instead of waiting for
@@ -409,6 +420,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.dealloc_driver = rxe2_dealloc_driver,
 	.dealloc_mw = rxe2_dealloc_mw,
 	.dealloc_ucontext = rxe2_dealloc_ucontext,
+	.query_ucontext = rxe2_query_ucontext,
 	.del_gid = rxe2_del_gid,
 	.disassociate_ucontext = rxe2_disassociate_ucontext,
 	.get_dev_fw_str = rxe2_get_dev_fw_str,

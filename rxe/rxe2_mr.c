@@ -391,6 +391,8 @@ void rxe2_mr_put(struct rxe2_mr *mr)
 
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len)
 {
+	if (mr->type == RXE2_MR_PA)	/* usable RAM, page by page */
+		return rxe2_pamr_check_range(iova, len);
 	if (mr->type == RXE2_MR_DMA)
 		return true;	/* the DMA MR covers all kernel memory */
 	return iova >= mr->iova && len <= mr->length &&

@@ -116,6 +116,26 @@ put:
 	return NULL;
 }
 
+bool rxe2_pamr_check_range(u64 pa, u64 len)
+{
+	struct page *page;
+	u64 p, last;
+
+	if (!len)
+		return true;	/* touches nothing */
+	if (pa + len - 1 < pa)
+		return false;
+	last = (pa + len - 1) & PAGE_MASK;
+	for (p = pa & PAGE_MASK; ; p += PAGE_SIZE) {
+		page = rxe2_pamr_get_page(p);
+		if (!page)
+			return false;
+		put_page(page);
+		if (p == last)
+			return true;
+	}
+}
+
 /*
  * INLINE-RECEIVE HOOK: a QP that receives inline (max_inl_recv) must
  * not use PA MRs; the inline-receive work makes this return false for

@@ -300,6 +300,12 @@ u64 *rxe2_xmr_kmap(struct rxe2_mr *mr, u64 iova, struct page **page);
 void rxe2_xmr_kunmap(struct rxe2_mr *mr, u64 *p, struct page *page);
 /* PA: the page at a physical address, with a reference, or NULL */
 struct page *rxe2_pamr_get_page(u64 pa);
+/*
+ * PA: whether every page of [pa, pa + len) is usable now, so that a
+ * request is refused when it arrives (a page that goes later fails the
+ * copy instead).
+ */
+bool rxe2_pamr_check_range(u64 pa, u64 len);
 
 /*
  * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30

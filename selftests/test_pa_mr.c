@@ -34,7 +34,7 @@
 
 #define PARAM "/sys/module/rdma_rxe2/parameters/allow_pa_mr"
 #define PAGE 4096
-#define PLAN 27
+#define PLAN 25
 
 static uint64_t wr_id = 1;
 

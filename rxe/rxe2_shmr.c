@@ -288,15 +288,18 @@ int rxe2_shmr_mmap(struct rxe2_mmap_entry *mme, struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	if (!map->writable) {
-		if (vma->vm_flags & VM_WRITE)
-			return -EACCES;
+	if (!map->writable && (vma->vm_flags & VM_WRITE))
+		return -EACCES;
+	/* exactly the pages: no growing by mremap(), no mprotect() to write */
 #ifdef RXE2_HAVE_VM_FLAGS_CLEAR
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	if (!map->writable)
 		vm_flags_clear(vma, VM_MAYWRITE);
 #else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	if (!map->writable)
 		vma->vm_flags &= ~VM_MAYWRITE;
 #endif
-	}
 	/* rdma_user_mmap_entry_get() has checked the size */
 	ret = vm_map_pages_zero(vma, shm->pages, shm->npages);
 	if (ret)

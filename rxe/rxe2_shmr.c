@@ -292,11 +292,11 @@ int rxe2_shmr_mmap(struct rxe2_mmap_entry *mme, struct vm_area_struct *vma)
 		return -EACCES;
 	/* exactly the pages: no growing by mremap(), no mprotect() to write */
 #ifdef RXE2_HAVE_VM_FLAGS_CLEAR
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTEXPAND);
 	if (!map->writable)
 		vm_flags_clear(vma, VM_MAYWRITE);
 #else
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_DONTEXPAND;
 	if (!map->writable)
 		vma->vm_flags &= ~VM_MAYWRITE;
 #endif

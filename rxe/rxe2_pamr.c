@@ -67,8 +67,8 @@ struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access)
 	ret = rxe2_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
-	/* windows bind only to ibv_reg_mr MRs */
-	if (access & IB_ACCESS_MW_BIND)
+	/* windows bind only to ibv_reg_mr MRs; nothing to fault in */
+	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
 		return ERR_PTR(-EINVAL);
 
 	mr = rxe2_mr_alloc(ibpd, access, true);

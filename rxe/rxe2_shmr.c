@@ -189,8 +189,8 @@ static struct ib_mr *rxe2_shmr_reg(struct ib_pd *ibpd, u64 length,
 	ret = rxe2_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
-	/* windows bind only to ibv_reg_mr MRs */
-	if (access & IB_ACCESS_MW_BIND)
+	/* windows bind only to ibv_reg_mr MRs; the pages never move */
+	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
 		return ERR_PTR(-EINVAL);
 	if (udata->outlen < sizeof(resp))
 		return ERR_PTR(-EINVAL);

@@ -277,7 +277,6 @@ void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
  * rxe2_xmr_reg() returns ERR_PTR(-ENOTTY) when the command asks for
  * neither (an ordinary registration).
  */
-struct rxe2_reg_mr_cmd;
 struct ib_mr *rxe2_xmr_reg(struct ib_pd *ibpd, u64 start, u64 length,
 			   u64 iova, int access, struct ib_udata *udata);
 /* dereg: before the key leaves the table, and after the last lookup */

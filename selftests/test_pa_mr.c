@@ -12,6 +12,10 @@
  * - addresses that are not usable RAM (page 0, reserved; the local APIC's
  *   MMIO page; an address beyond any memory) fail: LOC_PROT_ERR for a
  *   local SGE, REM_ACCESS_ERR for a remote access, and nothing breaks;
+ * - a QP that receives inline (rxe2dv_create_qp, max_inl_recv 64) takes
+ *   no PA MR: its PA SGE is LOC_PROT_ERR, a WRITE through the PA rkey
+ *   into it REM_ACCESS_ERR, a SEND into a PA receive SGE LOC_PROT_ERR
+ *   at the receiver (REM_OP_ERR at the sender), the page untouched;
  * - turning allow_pa_mr off stops the existing MR.
  * The parameter is restored at the end.
  */
@@ -34,7 +38,7 @@
 
 #define PARAM "/sys/module/rdma_rxe2/parameters/allow_pa_mr"
 #define PAGE 4096
-#define PLAN 25
+#define PLAN 31
 
 static uint64_t wr_id = 1;
 
@@ -159,6 +163,106 @@ static void op1(struct dp_dev *d, enum ibv_wr_opcode op, int wc_op,
 	dp_qp_free(&b);
 }
 
+/* an RC pair whose b receives inline (rxe2dv_create_qp, 64 bytes) */
+static void inl_pair(struct dp_dev *d, struct dp_qp *a, struct dp_qp *b)
+{
+	struct ibv_qp_init_attr_ex x = {
+		.qp_type = IBV_QPT_RC,
+		.cap = dp_small_cap,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = d->pd,
+	};
+	struct rxe2dv_qp_init_attr dv = {
+		.comp_mask = RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV,
+		.max_inl_recv = 64,
+	};
+	struct dp_conn c;
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	a->d = b->d = d;
+	a->scq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	a->rcq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	b->scq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	b->rcq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	if (!a->scq || !a->rcq || !b->scq || !b->rcq)
+		tap_bail("ibv_create_cq: %s", strerror(errno));
+	a->qp = dp_create_qp(d, IBV_QPT_RC, a->scq, a->rcq, NULL,
+			     &dp_small_cap);
+	x.send_cq = b->scq;
+	x.recv_cq = b->rcq;
+	b->qp = rxe2dv_create_qp(d->ctx, &x, &dv, sizeof(dv));
+	if (!a->qp || !b->qp)
+		tap_bail("create QPs: %s", strerror(errno));
+	if (dv.max_inl_recv != 64)
+		tap_bail("inline size applied %u, want 64", dv.max_inl_recv);
+	dp_conn_default(&c);
+	if (dp_connect(a->qp, d, &d->gid, b->qp->qp_num, &c) ||
+	    dp_connect(b->qp, d, &d->gid, a->qp->qp_num, &c))
+		tap_bail("connect");
+}
+
+/* seed 004: no PA MR on a QP that receives inline */
+static void test_inline_qp(struct dp_dev *d, struct ibv_mr *pa_mr,
+			   uint8_t *page, uint64_t pa, uint8_t *buf,
+			   struct ibv_mr *bmr)
+{
+	static uint8_t before[PAGE];
+	struct dp_wc_want w;
+	struct dp_qp a, b;
+	int ret;
+
+	memcpy(before, page, PAGE);
+
+	inl_pair(d, &a, &b);
+	w = dp_want(wr_id, IBV_WC_RDMA_WRITE);
+	w.status = IBV_WC_LOC_PROT_ERR;
+	ret = dp_post_send1(b.qp, wr_id++, IBV_WR_RDMA_WRITE,
+			    (void *)(uintptr_t)(pa + 200), 64, pa_mr->lkey,
+			    (uintptr_t)buf, bmr->rkey, 0);
+	if (ret)
+		tap_ok(false, "inline QP, PA SGE: post: %s", strerror(ret));
+	else
+		dp_expect(b.scq, &w, "inline-receive QP, WRITE from a PA SGE: "
+			  "LOC_PROT_ERR");
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+
+	inl_pair(d, &a, &b);
+	dp_fill(buf, 64, 7);
+	w = dp_want(wr_id, IBV_WC_RDMA_WRITE);
+	w.status = IBV_WC_REM_ACCESS_ERR;
+	ret = dp_post_send1(a.qp, wr_id++, IBV_WR_RDMA_WRITE, buf, 64,
+			    bmr->lkey, pa + 300, pa_mr->rkey, 0);
+	if (ret)
+		tap_ok(false, "WRITE to inline QP: post: %s", strerror(ret));
+	else
+		dp_expect(a.scq, &w, "WRITE through the PA rkey into an "
+			  "inline-receive QP: REM_ACCESS_ERR");
+	tap_ok(!memcmp(page, before, PAGE), "... page untouched");
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+
+	inl_pair(d, &a, &b);
+	if (dp_post_recv1(b.qp, wr_id, (void *)(uintptr_t)(pa + 400), 32,
+			  pa_mr->lkey))
+		tap_bail("post_recv: %s", strerror(errno));
+	w = dp_want(wr_id++, IBV_WC_RECV);
+	w.status = IBV_WC_LOC_PROT_ERR;
+	ret = dp_post_send1(a.qp, wr_id, IBV_WR_SEND, buf, 32, bmr->lkey,
+			    0, 0, 0);
+	if (ret)
+		tap_bail("post_send: %s", strerror(ret));
+	dp_expect(b.rcq, &w, "SEND into a PA receive SGE of an inline-receive "
+		  "QP (32 bytes, inline size): LOC_PROT_ERR");
+	w = dp_want(wr_id++, IBV_WC_SEND);
+	w.status = IBV_WC_REM_OP_ERR;
+	dp_expect(a.scq, &w, "... the sender sees REM_OP_ERR");
+	tap_ok(!memcmp(page, before, PAGE), "... page untouched");
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+}
+
 static void test_traffic(struct dp_dev *d, struct ibv_mr *pa_mr)
 {
 	static uint8_t ref[PAGE];
@@ -227,6 +331,8 @@ static void test_traffic(struct dp_dev *d, struct ibv_mr *pa_mr)
 	op1(d, IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, (uintptr_t)buf, 16,
 	    bmr->lkey, pa + PAGE - 8, pa_mr->rkey, IBV_WC_SUCCESS,
 	    "the page itself still reads after the refusals");
+
+	test_inline_qp(d, pa_mr, page, pa, buf, bmr);
 
 	/* off again: the existing MR stops */
 	if (param_set(0)) {

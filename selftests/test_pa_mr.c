@@ -16,6 +16,7 @@
  *   no PA MR: its PA SGE is LOC_PROT_ERR, a WRITE through the PA rkey
  *   into it REM_ACCESS_ERR, a SEND into a PA receive SGE LOC_PROT_ERR
  *   at the receiver (REM_OP_ERR at the sender), the page untouched;
+ * - rxe2dv_query_mr reports no valid interconnect id;
  * - turning allow_pa_mr off stops the existing MR.
  * The parameter is restored at the end.
  */
@@ -38,7 +39,7 @@
 
 #define PARAM "/sys/module/rdma_rxe2/parameters/allow_pa_mr"
 #define PAGE 4096
-#define PLAN 31
+#define PLAN 32
 
 static uint64_t wr_id = 1;
 
@@ -389,6 +390,16 @@ int main(void)
 		tap_bail("no PA MR");
 	tap_ok(!mr->addr && !mr->length && mr->lkey == mr->rkey,
 	       "addr NULL, length 0, lkey == rkey");
+	{
+		struct rxe2dv_mr_attr ma;
+
+		memset(&ma, 0xff, sizeof(ma));
+		ma.comp_mask = 0;
+		tap_ok(!rxe2dv_query_mr(mr, &ma, sizeof(ma)) &&
+		       !ma.ic_id_validity,
+		       "rxe2dv_query_mr: no valid interconnect id (%#x)",
+		       ma.ic_id_validity);
+	}
 	test_traffic(&d, mr);
 	tap_ret(ibv_dereg_mr(mr), 0, "dereg");
 	dp_close(&d);

@@ -16,6 +16,8 @@
  * - children that setuid() to 65534 (group kept 0, or 65534 too) are
  *   allowed or refused (EACCES exactly) as the mode bits say, for read
  *   and write access;
+ * - rxe2dv_query_mr: the pages are resident, so on a one-node machine
+ *   every id is valid and is that node's (0);
  * - errors: unknown id and 0 (ENOENT), mode bits outside 0666 and
  *   MW_BIND access (EINVAL), ibv_rereg_mr refused.
  */
@@ -39,7 +41,7 @@
 #define LEN (3 * PAGE + 100)	/* rounded up to 4 pages */
 #define MAPLEN (4 * PAGE)
 #define ACC_RO (IBV_ACCESS_REMOTE_READ)
-#define PLAN 56
+#define PLAN 58
 
 static uint64_t wr_id = 1;
 
@@ -73,6 +75,42 @@ static bool rdma(struct dp_qp *a, enum ibv_wr_opcode op, int wc_op,
 	return dp_expect(a->scq, &w, "%s", what);
 }
 
+/* "0" in /sys/devices/system/node/online: one NUMA node */
+static bool one_node(void)
+{
+	char line[64] = "";
+	FILE *f = fopen("/sys/devices/system/node/online", "r");
+
+	if (!f)
+		return true;	/* no NUMA support: one node */
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return !strcmp(line, "0\n");
+}
+
+/* interconnect ids: a shared MR reports the nodes of its pages */
+static void test_query_mr(struct ibv_mr *mr)
+{
+	struct rxe2dv_mr_attr ma;
+
+	memset(&ma, 0xff, sizeof(ma));
+	ma.comp_mask = 0;
+	tap_ret(rxe2dv_query_mr(mr, &ma, sizeof(ma)), 0,
+		"rxe2dv_query_mr on a shared MR");
+	if (one_node())
+		tap_ok(ma.ic_id_validity ==
+		       (RXE2DV_MR_ATTR_VALIDITY_RECV_IC_ID |
+			RXE2DV_MR_ATTR_VALIDITY_RDMA_READ_IC_ID |
+			RXE2DV_MR_ATTR_VALIDITY_RDMA_RECV_IC_ID) &&
+		       !ma.recv_ic_id && !ma.rdma_read_ic_id &&
+		       !ma.rdma_recv_ic_id,
+		       "... one node: all three ids valid, 0 (validity %#x)",
+		       ma.ic_id_validity);
+	else
+		tap_skip("more than one NUMA node: placement not fixed");
+}
+
 static void test_same_process(struct dp_dev *d)
 {
 	struct ibv_mr *own, *sh, *ro, *bmr, *again;
@@ -93,6 +131,7 @@ static void test_same_process(struct dp_dev *d)
 	tap_ret(dp_verify_byte(own->addr, MAPLEN, 0), -1,
 		"new memory reads zero");
 	dp_fill(own->addr, MAPLEN, 11);
+	test_query_mr(own);
 
 	hint = free_hint(MAPLEN);
 	sh = rxe2dv_reg_shared_mr(d->pd, id, hint, DP_ACCESS_ALL);

@@ -330,7 +330,7 @@ static void test_traffic(struct dp_dev *d, struct ibv_mr *pa_mr)
 	    bmr->lkey, 0xfee00000ull, pa_mr->rkey, IBV_WC_REM_ACCESS_ERR,
 	    "READ of the local APIC page (MMIO): REM_ACCESS_ERR");
 	op1(d, IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, (uintptr_t)buf, 16,
-	    bmr->lkey, pa + PAGE - 8, pa_mr->rkey, IBV_WC_SUCCESS,
+	    bmr->lkey, pa + PAGE - 16, pa_mr->rkey, IBV_WC_SUCCESS,
 	    "the page itself still reads after the refusals");
 
 	test_inline_qp(d, pa_mr, page, pa, buf, bmr);

@@ -415,6 +415,10 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 	__attribute__((format(printf, 4, 5)));
 
 /* The ibv_cmd_*() helpers return 0 or a positive errno value. */
+/* driver: NULL (rxe2 adds no driver attributes) */
+struct ibv_command_buffer;
+int ibv_cmd_query_context(struct ibv_context *context,
+			  struct ibv_command_buffer *driver);
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
@@ -445,6 +449,8 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		      uint32_t flags, struct ibv_sge *sg_list,
 		      uint32_t num_sge);
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
+		     uint32_t mr_handle);
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
 		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,

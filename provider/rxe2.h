@@ -70,6 +70,17 @@ struct rxe2_create_ah_rsp {
 	struct rxe2_create_ah_resp drv;
 };
 
+/* shared and physical-address MRs (rxe2dv.c) */
+struct rxe2_reg_mr_req {
+	struct ibv_reg_mr ibv_cmd;
+	struct rxe2_reg_mr_cmd drv;
+};
+
+struct rxe2_reg_mr_rsp {
+	struct ib_uverbs_reg_mr_resp ibv_resp;
+	struct rxe2_reg_mr_resp drv;
+};
+
 /* Our udata must start right where the kernel expects it: no padding. */
 #define RXE2_PIN_UDATA(type, core, drv)					\
 	_Static_assert(offsetof(type, drv) == sizeof(core) &&		\
@@ -92,6 +103,8 @@ RXE2_PIN_UDATA(struct rxe2_create_srq_rsp, struct ib_uverbs_create_srq_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_create_ah_rsp, struct ib_uverbs_create_ah_resp,
 	       drv);
+RXE2_PIN_UDATA(struct rxe2_reg_mr_req, struct ibv_reg_mr, drv);
+RXE2_PIN_UDATA(struct rxe2_reg_mr_rsp, struct ib_uverbs_reg_mr_resp, drv);
 
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */
@@ -109,7 +122,24 @@ struct rxe2_context {
 	uint32_t max_inline_recv;
 	uint32_t num_interconnects;
 	uint64_t dv_caps;		/* enum rxe2_dv_caps */
+	bool imported;			/* ibv_import_device: no dv values */
 };
+
+/*
+ * Every MR of ours.  A shared MR (rxe2dv_alloc_shared_mr,
+ * rxe2dv_reg_shared_mr) also owns the mapping of its pages, which
+ * dereg removes.
+ */
+struct rxe2_mr {
+	struct verbs_mr vmr;		/* first: libibverbs frees through it */
+	void *map;
+	size_t map_size;
+};
+
+static inline struct rxe2_mr *to_rmr(struct verbs_mr *vmr)
+{
+	return rxe2_container_of(vmr, struct rxe2_mr, vmr);
+}
 
 bool rxe2_is_rxe2_context(struct ibv_context *ibctx);
 
@@ -298,6 +328,10 @@ int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 int rxe2_dereg_mr(struct verbs_mr *vmr);
 int rxe2_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+struct ibv_pd *rxe2_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
+void rxe2_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *rxe2_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void rxe2_unimport_mr(struct ibv_mr *mr);
 struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int rxe2_dealloc_mw(struct ibv_mw *mw);
 int rxe2_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,

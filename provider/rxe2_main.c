@@ -39,6 +39,8 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.destroy_qp = rxe2_destroy_qp,
 	.destroy_srq = rxe2_destroy_srq,
 	.free_context = rxe2_free_context,
+	.import_mr = rxe2_import_mr,
+	.import_pd = rxe2_import_pd,
 	.modify_qp = rxe2_modify_qp,
 	.modify_srq = rxe2_modify_srq,
 	.resize_cq = rxe2_resize_cq,
@@ -53,6 +55,8 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.reg_mr = rxe2_reg_mr,
 	.req_notify_cq = rxe2_req_notify_cq,
 	.rereg_mr = rxe2_rereg_mr,
+	.unimport_mr = rxe2_unimport_mr,
+	.unimport_pd = rxe2_unimport_pd,
 };
 
 static const struct verbs_device_ops rxe2_dev_ops;
@@ -260,6 +264,50 @@ err_uninit:
 	return NULL;
 }
 
+/*
+ * ibv_import_device: a second context over the command fd (dup'ed by
+ * the caller, ours to close) of a context opened elsewhere, maybe in
+ * another process.  The kernel object is the original's; only its
+ * alloc_context answer (the rxe2dv values) cannot be asked again, so
+ * rxe2dv_query_device() refuses an imported context.
+ */
+static struct verbs_context *rxe2_import_context(struct ibv_device *ibdev,
+						 int cmd_fd)
+{
+	struct rxe2_context *ctx;
+	int err;
+
+	err = rxe2_check_device(ibdev);
+	if (err) {
+		close(cmd_fd);
+		errno = err;
+		return NULL;
+	}
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+			(struct verbs_context *)offsetof(struct rxe2_context,
+							 vctx),
+			RXE2_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+	err = rxe2_check_context(ctx, ibdev, cmd_fd);
+	if (err)
+		goto err_uninit;
+	err = ibv_cmd_query_context(&ctx->vctx.context, NULL);
+	if (err)
+		goto err_uninit;
+	ctx->imported = true;
+	verbs_set_ops(&ctx->vctx, &rxe2_ctx_ops);
+	err = rxe2_check_ops(ctx);
+	if (err)
+		goto err_uninit;
+	return &ctx->vctx;
+
+err_uninit:
+	rxe2_free_context(&ctx->vctx.context);
+	errno = err;
+	return NULL;
+}
+
 static const struct verbs_device_ops rxe2_dev_ops = {
 	.name = "rxe2",
 	.match_min_abi_version = RXE2_UVERBS_ABI_VERSION,
@@ -269,6 +317,7 @@ static const struct verbs_device_ops rxe2_dev_ops = {
 	.alloc_device = rxe2_alloc_device,
 	.uninit_device = rxe2_uninit_device,
 	.alloc_context = rxe2_alloc_context,
+	.import_context = rxe2_import_context,
 };
 
 /*

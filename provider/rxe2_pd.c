@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "rxe2.h"
 
@@ -47,21 +48,21 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 {
 	struct ibv_reg_mr cmd = {};
 	struct ib_uverbs_reg_mr_resp resp = {};
-	struct verbs_mr *vmr;
+	struct rxe2_mr *mr;
 	int err;
 
-	vmr = calloc(1, sizeof(*vmr));
-	if (!vmr)
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
 		return NULL;
 
-	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd,
 			     sizeof(cmd), &resp, sizeof(resp));
 	if (err) {
-		free(vmr);
+		free(mr);
 		errno = err;
 		return NULL;
 	}
-	return &vmr->ibv_mr;
+	return &mr->vmr.ibv_mr;
 }
 
 /*
@@ -111,15 +112,68 @@ int rxe2_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 	return err;
 }
 
+/*
+ * A shared MR's mapping goes first: once the MR is gone its key can no
+ * longer reach the pages, and the mapping is the process's last handle
+ * on them through this MR.  An MR that cannot be deregistered keeps it.
+ */
 int rxe2_dereg_mr(struct verbs_mr *vmr)
 {
+	struct rxe2_mr *mr = to_rmr(vmr);
 	int err;
 
 	err = ibv_cmd_dereg_mr(vmr);
 	if (err)
 		return err;
-	free(vmr);
+	if (mr->map)
+		munmap(mr->map, mr->map_size);
+	free(mr);
 	return 0;
+}
+
+/*
+ * ibv_import_pd / ibv_import_mr: objects of the context whose command
+ * fd this imported context shares.  The kernel checks the handles at
+ * every use; an MR's keys, address and length come from the kernel.
+ */
+struct ibv_pd *rxe2_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
+{
+	struct ibv_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->context = ibctx;
+	pd->handle = pd_handle;
+	return pd;
+}
+
+void rxe2_unimport_pd(struct ibv_pd *pd)
+{
+	free(pd);
+}
+
+struct ibv_mr *rxe2_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct rxe2_mr *mr;
+	int err;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	err = ibv_cmd_query_mr(pd, &mr->vmr, mr_handle);
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	return &mr->vmr.ibv_mr;
+}
+
+/* the MR stays registered; a shared MR's mapping is its importer's */
+void rxe2_unimport_mr(struct ibv_mr *ibmr)
+{
+	free(to_rmr(rxe2_container_of(ibmr, struct verbs_mr, ibv_mr)));
 }
 
 struct ibv_mw *rxe2_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ibverbs_private.h"
@@ -77,6 +79,9 @@ int rxe2dv_query_device(struct ibv_context *context,
 	struct rxe2_context *ctx;
 
 	if (!rxe2_is_rxe2_context(context))
+		return EOPNOTSUPP;
+	/* the values came with alloc_context, which an import skips */
+	if (to_rctx(context)->imported)
 		return EOPNOTSUPP;
 	/* every field of the first version is mandatory */
 	if (!attr || inlen < rxe2dv_fieldend(struct rxe2dv_device_attr,
@@ -258,4 +263,120 @@ struct ibv_qp *rxe2dv_create_qp(struct ibv_context *context,
 	if (qp && (in.comp_mask & RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV))
 		dv_attr->max_inl_recv = inl;
 	return qp;
+}
+
+/* ---- shared MRs, PA-MRs ---- */
+
+/*
+ * Shared MRs.  reg_mr with driver data makes the MR and returns where
+ * its pages are on the command fd; mapping them gives the MR its
+ * address (the kernel takes the mapping's start as the MR's iova and
+ * only then lets its keys work).  The mapping belongs to the MR:
+ * ibv_dereg_mr() unmaps it.
+ */
+static struct ibv_mr *rxe2dv_shared_mr(struct ibv_pd *pd, size_t length,
+				       int access,
+				       const struct rxe2_reg_mr_cmd *drv,
+				       void *addr_hint, uint64_t *share_id)
+{
+	struct rxe2_reg_mr_req req = {};
+	struct rxe2_reg_mr_rsp rsp = {};
+	struct rxe2_mr *mr;
+	uint64_t len, off;
+	void *map;
+	int err;
+
+	if (!pd || !rxe2_is_rxe2_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	req.drv = *drv;
+	err = ibv_cmd_reg_mr(pd, NULL, length, 0, access, &mr->vmr,
+			     &req.ibv_cmd, sizeof(req), &rsp.ibv_resp,
+			     sizeof(rsp));
+	if (err)
+		goto err_free;
+
+	len = (uint64_t)rsp.drv.length_hi << 32 | rsp.drv.length_lo;
+	off = (uint64_t)rsp.drv.mmap_offset_hi << 32 | rsp.drv.mmap_offset_lo;
+	map = mmap(addr_hint, len,
+		   PROT_READ | (rsp.drv.writable ? PROT_WRITE : 0), MAP_SHARED,
+		   pd->context->cmd_fd, off);
+	if (map == MAP_FAILED) {
+		err = errno;
+		ibv_cmd_dereg_mr(&mr->vmr);
+		goto err_free;
+	}
+	mr->map = map;
+	mr->map_size = len;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.addr = map;
+	mr->vmr.ibv_mr.length = len;
+	if (share_id)
+		*share_id = rsp.drv.share_id;
+	return &mr->vmr.ibv_mr;
+
+err_free:
+	free(mr);
+	errno = err;
+	return NULL;
+}
+
+struct ibv_mr *rxe2dv_alloc_shared_mr(struct ibv_pd *pd, size_t length,
+				      int access, mode_t share_mode,
+				      uint64_t *share_id)
+{
+	struct rxe2_reg_mr_cmd drv = {
+		.comp_mask = RXE2_REG_MR_SHARED_ALLOC,
+		.share_mode = share_mode,
+	};
+
+	if (!share_id || share_mode & ~(mode_t)0666) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return rxe2dv_shared_mr(pd, length, access, &drv, NULL, share_id);
+}
+
+struct ibv_mr *rxe2dv_reg_shared_mr(struct ibv_pd *pd, uint64_t share_id,
+				    void *addr_hint, int access)
+{
+	struct rxe2_reg_mr_cmd drv = {
+		.comp_mask = RXE2_REG_MR_SHARED_ATTACH,
+		.share_id = share_id,
+	};
+
+	return rxe2dv_shared_mr(pd, 0, access, &drv, addr_hint, NULL);
+}
+
+/* addr NULL, length 0: the MR names all of physical memory */
+struct ibv_mr *rxe2dv_reg_pa_mr(struct ibv_pd *pd, int access)
+{
+	struct rxe2_reg_mr_req req = {};
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct rxe2_mr *mr;
+	int err;
+
+	if (!pd || !rxe2_is_rxe2_context(pd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	req.drv.comp_mask = RXE2_REG_MR_PA;
+	err = ibv_cmd_reg_mr(pd, NULL, 0, 0, access, &mr->vmr, &req.ibv_cmd,
+			     sizeof(req), &resp, sizeof(resp));
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.addr = NULL;
+	mr->vmr.ibv_mr.length = 0;
+	return &mr->vmr.ibv_mr;
 }

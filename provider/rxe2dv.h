@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -97,6 +98,27 @@ struct ibv_qp *rxe2dv_create_qp(struct ibv_context *context,
  * the receive buffers (or the READ/atomic SGEs) while polling it.
  */
 #define RXE2DV_WC_INLINE_RECV (1U << 31)
+
+/* ---- shared MRs, PA-MRs ---- */
+
+/*
+ * Shared MRs: memory the device allocates, mapped into the caller, that
+ * any number of MRs in this or other processes can cover.  share_mode
+ * takes the S_IRUSR .. S_IWOTH bits.  See rxe2dv_alloc_shared_mr(3) and
+ * rxe2dv_reg_shared_mr(3).  Release either with ibv_dereg_mr().
+ */
+struct ibv_mr *rxe2dv_alloc_shared_mr(struct ibv_pd *pd, size_t length,
+				      int access, mode_t share_mode,
+				      uint64_t *share_id);
+struct ibv_mr *rxe2dv_reg_shared_mr(struct ibv_pd *pd, uint64_t share_id,
+				    void *addr_hint, int access);
+
+/*
+ * Physical-address MR: addresses under its keys are physical addresses.
+ * Needs CAP_SYS_RAWIO and rdma_rxe2's allow_pa_mr; see
+ * rxe2dv_reg_pa_mr(3).
+ */
+struct ibv_mr *rxe2dv_reg_pa_mr(struct ibv_pd *pd, int access);
 
 #ifdef __cplusplus
 }

@@ -329,7 +329,6 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		.send_wqe_hdr_size = RXE2_SEND_WQE_HDR_SIZE,
 		.recv_wqe_hdr_size = RXE2_RECV_WQE_HDR_SIZE,
 		.cqe_size = RXE2_CQE_SIZE,
-		/* no PA MRs or shared MRs yet */
 		.max_inline_recv = RXE2_INLINE_RECV_MAX,
 		/* of the map as it is now: a later ic_map write is not seen */
 		.num_interconnects = rxe2_ic_count(rdev),
@@ -340,6 +339,7 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 		resp.dv_caps |= RXE2_DV_CAP_ODP;
 	if (rdev->attr.max_mw)
 		resp.dv_caps |= RXE2_DV_CAP_MW;
+	resp.dv_caps |= rxe2_xmr_dv_caps();
 
 	/*
 	 * Only librxe2 talks to us and it always sends the command.  A
@@ -363,6 +363,17 @@ static int rxe2_alloc_ucontext(struct ib_ucontext *ibuc,
 
 static void rxe2_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+}
+
+/*
+ * ibv_import_device() asks UVERBS_METHOD_QUERY_CONTEXT, which ib_core
+ * answers only for a driver with this op.  rxe2 adds nothing to the
+ * core's answer (num_comp_vectors, core_support).
+ */
+static int rxe2_query_ucontext(struct ib_ucontext *ibuc,
+			       struct uverbs_attr_bundle *attrs)
+{
+	return 0;
 }
 
 /*
@@ -442,6 +453,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.dealloc_driver = rxe2_dealloc_driver,
 	.dealloc_mw = rxe2_dealloc_mw,
 	.dealloc_ucontext = rxe2_dealloc_ucontext,
+	.query_ucontext = rxe2_query_ucontext,
 	.del_gid = rxe2_del_gid,
 	.disassociate_ucontext = rxe2_disassociate_ucontext,
 	.get_dev_fw_str = rxe2_get_dev_fw_str,

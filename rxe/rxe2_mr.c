@@ -37,7 +37,7 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)
 
-static int rxe2_mr_check_access(int access)
+int rxe2_mr_check_access(int access)
 {
 	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~RXE2_MR_ACCESS)
@@ -55,8 +55,7 @@ static int rxe2_mr_check_access(int access)
  * it would make the limit look one short to anyone checking with
  * `rdma resource show`.
  */
-static struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access,
-				     bool counted)
+struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 {
 	struct rxe2_table *t = &to_rdev(ibpd->device)->mr_table;
 	struct rxe2_mr *mr;
@@ -88,7 +87,7 @@ static struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access,
 	return mr;
 }
 
-static void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr)
+void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr)
 {
 	xa_erase(&rdev->mr_table.xa, mr->key);
 	if (mr->counted)
@@ -178,12 +177,14 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct ib_umem *umem;
+	struct ib_mr *xmr;
 	struct rxe2_mr *mr;
 	int ret;
 
-	ret = rxe2_check_udata_in_empty(udata);
-	if (ret)
-		return ERR_PTR(ret);
+	/* driver data asks for a shared or physical-address MR */
+	xmr = rxe2_xmr_reg(ibpd, start, length, iova, access, udata);
+	if (xmr != ERR_PTR(-ENOTTY))
+		return xmr;
 	ret = rxe2_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
@@ -230,6 +231,8 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* IBTA 10.6.7.2.6: not while memory windows are bound to it */
 	if (atomic_cmpxchg(&cur->num_mw, 0, -1) != 0)
 		return -EBUSY;
+	if (mr->type == RXE2_MR_SHARED)
+		rxe2_shmr_detach(mr);
 	/* no new lookups, then wait for the ones in flight */
 	if (mr->type == RXE2_MR_FAST)
 		xa_erase(&rxe2_frmr_xa, rxe2_frmr_index(mr->key));
@@ -237,6 +240,8 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_erase(&rdev->mr_table.xa, mr->key);
 	rxe2_mr_put(cur);
 	wait_for_completion(&cur->released);
+	if (mr->type == RXE2_MR_SHARED)
+		rxe2_shmr_release(mr);
 
 	/* a replaced object's own pages went (or moved) at its rereg */
 	if (cur->odp)
@@ -459,6 +464,8 @@ void rxe2_mr_put(struct rxe2_mr *mr)
 
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len)
 {
+	if (mr->type == RXE2_MR_PA)	/* usable RAM, page by page */
+		return rxe2_pamr_check_range(iova, len);
 	if (mr->type == RXE2_MR_DMA)
 		return true;	/* the DMA MR covers all kernel memory */
 	return iova >= mr->iova && len <= mr->length &&
@@ -726,8 +733,10 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova)
 /*
  * For rxe2dv_query_mr (rxe2_ic.c): the nodes of the pages a user MR has
  * resident now and its access.  Returns the number of resident pages;
- * 0 for an MR without pages (nothing pinned, or not a umem MR).  The
- * caller holds the MR's uobject, so no rereg or dereg runs under it.
+ * 0 for an MR without pages (nothing pinned, not a umem MR, a PA MR: its
+ * memory is anywhere).  A shared MR reports its shm's pages, which it
+ * always has.  The caller holds the MR's uobject, so no rereg or dereg
+ * runs under it.
  */
 unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 				     int *access)
@@ -740,7 +749,8 @@ unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 	*access = cur->access;
 	if (cur->odp)
 		return rxe2_odp_resident_nodes(cur, nodes);
-	if (cur->type != RXE2_MR_USER || !cur->pages)
+	if ((cur->type != RXE2_MR_USER && cur->type != RXE2_MR_SHARED) ||
+	    !cur->pages)
 		return 0;
 	for (i = 0; i < cur->npages; i++) {
 		if (!cur->pages[i])

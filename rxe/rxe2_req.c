@@ -131,7 +131,7 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 					    access);
 			if (!mr)
 				return IB_WC_LOC_PROT_ERR;
-			ok = (!qp->is_user || mr->umem) &&
+			ok = rxe2_qp_may_use_mr(qp, mr) &&
 			     rxe2_mr_check_range(mr, sge[i].addr,
 						 sge[i].length);
 			rxe2_mr_put(mr);

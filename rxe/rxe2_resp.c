@@ -129,16 +129,19 @@ static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 /*
  * Inline-receive: a message of len bytes in all (UD: with its GRH), known
  * whole from its only packet, goes to the CQE when the QP asked for it
- * and the receive WQE has SGEs for it that the CQE can echo.
+ * and the receive WQE has SGEs for it that the CQE can echo (and that
+ * name no PA MR: the normal path refuses those).
  */
 static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 {
 	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
 
+	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
+
 	qp->dp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
 			    w->num_sge != U32_MAX &&
-			    rxe2_inline_sges((const struct rxe2_sge *)(w + 1),
-					     w->num_sge, len, NULL) >= 0;
+			    rxe2_inline_sges(sge, w->num_sge, len, NULL) >= 0 &&
+			    !rxe2_sges_name_pa_mr(qp, sge, w->num_sge, len);
 }
 
 /* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
@@ -264,7 +267,7 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 *va,
 				    access);
 	if (!mr)
 		return NULL;
-	if ((qp->is_user && !mr->umem) || !rxe2_mr_check_range(mr, *va, len)) {
+	if (!rxe2_qp_may_use_mr(qp, mr) || !rxe2_mr_check_range(mr, *va, len)) {
 		rxe2_mr_put(mr);
 		return NULL;
 	}
@@ -574,7 +577,7 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 	};
 	int ret;
 
-	if (!mr->umem) {
+	if (rxe2_mr_is_kernel(mr)) {
 		void *p = rxe2_mr_kaddr(mr, va);
 
 		if (!p)

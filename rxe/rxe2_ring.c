@@ -284,6 +284,10 @@ int rxe2_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!entry)
 		return -EINVAL;
 	mme = container_of(entry, struct rxe2_mmap_entry, rdma);
+	if (mme->shm) {
+		ret = rxe2_shmr_mmap(mme, vma);
+		goto out;
+	}
 
 	/* queues hold data, never code */
 	if (vma->vm_flags & VM_EXEC) {
@@ -301,6 +305,10 @@ void rxe2_mmap_free(struct rdma_user_mmap_entry *entry)
 	struct rxe2_mmap_entry *mme =
 		container_of(entry, struct rxe2_mmap_entry, rdma);
 
+	if (mme->shm) {
+		rxe2_shmr_mmap_free(mme);
+		return;
+	}
 	vfree(mme->buf);
 	kfree(mme);
 }

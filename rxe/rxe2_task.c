@@ -476,6 +476,8 @@ int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 {
 	u64 off;
 
+	if (mr->type == RXE2_MR_SHARED || mr->type == RXE2_MR_PA)
+		return rxe2_xmr_access(mr, iova, len, write, fn, arg);
 	if (mr->odp)
 		return rxe2_odp_access(mr, iova, len, write, fn, arg);
 	off = iova - mr->iova + ib_umem_offset(mr->umem);
@@ -523,7 +525,7 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 
 	if (!len)
 		return 0;
-	if (!mr->umem)	/* a kernel MR: DMA or fast-registered */
+	if (rxe2_mr_is_kernel(mr))	/* DMA or fast-registered */
 		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
 	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
 }
@@ -569,7 +571,7 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 				    to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!mr)
 			return -EACCES;
-		if ((qp->is_user && !mr->umem) ||
+		if (!rxe2_qp_may_use_mr(qp, mr) ||
 		    !rxe2_mr_check_range(mr, s->addr + c->off, n)) {
 			rxe2_mr_put(mr);
 			return -EACCES;

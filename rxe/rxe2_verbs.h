@@ -58,6 +58,7 @@ static inline bool rxe2_key_is_mw(u32 key)
 struct rxe2_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;			/* vmalloc_user(); freed by mmap_free */
+	bool shm;			/* shared MR pages (rxe2_shmr.c), no buf */
 };
 
 struct rxe2_ring {
@@ -179,6 +180,8 @@ enum rxe2_mr_type {
 	RXE2_MR_DMA,			/* ib_alloc_pd()'s: kernel VAs */
 	RXE2_MR_USER,			/* ibv_reg_mr: a umem */
 	RXE2_MR_FAST,			/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
+	RXE2_MR_SHARED,			/* rxe2_shmr.c: the kernel's pages */
+	RXE2_MR_PA,			/* rxe2_pamr.c: physical addresses */
 };
 
 /* USER MRs registered with IB_ACCESS_ON_DEMAND (rxe2_odp.c) */
@@ -233,6 +236,7 @@ struct rxe2_mr {
 	struct rxe2_mr *cur;
 	u8 odp;				/* enum rxe2_odp_kind */
 	struct rxe2_odp_imr *imr;	/* RXE2_ODP_IMPLICIT: its children */
+	struct rxe2_shm_map *shmap;	/* SHARED: rxe2_shmr.c */
 };
 
 struct rxe2_qp;
@@ -298,6 +302,41 @@ int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 /* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
 unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 				     int *access);
+/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c) */
+int rxe2_mr_check_access(int access);
+struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
+void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
+
+/*
+ * Shared MRs (rxe2_shmr.c) and physical-address MRs (rxe2_pamr.c),
+ * made by reg_mr with driver data (struct rxe2_reg_mr_cmd).
+ * rxe2_xmr_reg() returns ERR_PTR(-ENOTTY) when the command asks for
+ * neither (an ordinary registration).
+ */
+struct ib_mr *rxe2_xmr_reg(struct ib_pd *ibpd, u64 start, u64 length,
+			   u64 iova, int access, struct ib_udata *udata);
+/* dereg: before the key leaves the table, and after the last lookup */
+void rxe2_shmr_detach(struct rxe2_mr *mr);
+void rxe2_shmr_release(struct rxe2_mr *mr);
+int rxe2_shmr_mmap(struct rxe2_mmap_entry *mme, struct vm_area_struct *vma);
+void rxe2_shmr_mmap_free(struct rxe2_mmap_entry *mme);
+struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access);
+/* RXE2_DV_CAP_SHARED_MR, and _PA_MR when the caller could make one */
+u64 rxe2_xmr_dv_caps(void);
+/*
+ * Data path of SHARED and PA MRs, called by rxe2_mr_access() (same
+ * contract: the caller holds a lookup reference and checked the range).
+ */
+int rxe2_xmr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
+		    rxe2_page_fn fn, void *arg);
+/* PA: the page at a physical address, with a reference, or NULL */
+struct page *rxe2_pamr_get_page(u64 pa);
+/*
+ * PA: whether every page of [pa, pa + len) is usable now, so that a
+ * request is refused when it arrives (a page that goes later fails the
+ * copy instead).
+ */
+bool rxe2_pamr_check_range(u64 pa, u64 len);
 
 /*
  * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30
@@ -515,6 +554,36 @@ struct rxe2_qp {
 static inline struct rxe2_qp *to_rqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct rxe2_qp, ibqp);
+}
+
+/*
+ * A kernel MR (the DMA MR, a fast-registered one): kernel virtual
+ * addresses, reached directly.  Every other kind goes through
+ * rxe2_mr_access().
+ */
+static inline bool rxe2_mr_is_kernel(const struct rxe2_mr *mr)
+{
+	return !mr->umem && mr->type != RXE2_MR_SHARED &&
+	       mr->type != RXE2_MR_PA;
+}
+
+/*
+ * Whether the data path of @qp may use @mr: a process's QP only memory
+ * of a process (never the DMA MR's kernel addresses); a PA MR only on a
+ * QP that rxe2_qp_allows_pa_mr() (rxe2_pamr.c: not one that receives
+ * inline).
+ */
+bool rxe2_qp_allows_pa_mr(struct rxe2_qp *qp);
+struct rxe2_sge;
+bool rxe2_sges_name_pa_mr(struct rxe2_qp *qp, const struct rxe2_sge *sge,
+			  u32 num_sge, u32 len);
+
+static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
+				      const struct rxe2_mr *mr)
+{
+	if (mr->type == RXE2_MR_PA)
+		return rxe2_qp_allows_pa_mr(qp);
+	return !qp->is_user || mr->umem || mr->type == RXE2_MR_SHARED;
 }
 
 /* ring slot sizes (uapi/rxe2-abi.h) */

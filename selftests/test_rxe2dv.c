@@ -18,7 +18,7 @@
 
 #define ATTR_V1 24	/* every field of the first rxe2dv_device_attr */
 #define POISON 0xa5
-#define PLAN 22
+#define PLAN 23
 
 static struct ibv_device *find_dev(struct ibv_device **list, int n,
 				   const char *name)
@@ -93,6 +93,36 @@ static int map_ics(const char *dev)
 	return n ? n : -1;
 }
 
+/* rdma_rxe2's allow_pa_mr parameter reads Y */
+static bool pa_mr_allowed(void)
+{
+	char c = 0;
+	FILE *f = fopen("/sys/module/rdma_rxe2/parameters/allow_pa_mr", "r");
+
+	if (!f)
+		return false;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c == 'Y';
+}
+
+/* CAP_SYS_RAWIO (17) in the effective set, from /proc/self/status */
+static bool has_cap_sys_rawio(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ull << 17);
+}
+
 /* What the verbs say the device has, that device_caps must agree with. */
 static void test_fields(struct ibv_context *ctx, const char *dev)
 {
@@ -109,7 +139,7 @@ static void test_fields(struct ibv_context *ctx, const char *dev)
 	if (ret) {
 		int i;
 
-		for (i = 0; i < 8; i++)
+		for (i = 0; i < 9; i++)
 			tap_skip("no attributes to check");
 		return;
 	}
@@ -126,10 +156,12 @@ static void test_fields(struct ibv_context *ctx, const char *dev)
 	mw = ex.orig_attr.max_mw > 0;
 	tap_ret(!!(attr.device_caps & RXE2DV_DEVICE_CAP_MW), mw,
 		"MW capability matches max_mw %d", ex.orig_attr.max_mw);
-	/* planned features: today's kernel has none of them */
-	tap_ret(attr.device_caps & (RXE2DV_DEVICE_CAP_PA_MR |
-				    RXE2DV_DEVICE_CAP_SHARED_MR), 0,
-		"no PA-MR and no shared-MR capability yet");
+	tap_ok(attr.device_caps & RXE2DV_DEVICE_CAP_SHARED_MR,
+	       "shared-MR capability is set");
+	/* PA MRs: only for an opener that could register one */
+	tap_ret(!!(attr.device_caps & RXE2DV_DEVICE_CAP_PA_MR),
+		pa_mr_allowed() && has_cap_sys_rawio(),
+		"PA-MR capability is allow_pa_mr && CAP_SYS_RAWIO");
 	tap_ret(odp, 1, "ODP is supported (IBV_ODP_SUPPORT)");
 	tap_ret(attr.max_inline_recv, 64,
 		"max_inline_recv is 64 (a CQ slot holds 64 bytes of data)");

@@ -378,4 +378,50 @@ struct rxe2_query_mr_resp {
 	__u16 rdma_recv_ic_id;
 };
 
+/*
+ * Driver data of reg_mr: shared MRs and physical-address MRs
+ * (rxe2dv_alloc_shared_mr, rxe2dv_reg_shared_mr, rxe2dv_reg_pa_mr).
+ * Without it, or with comp_mask 0, reg_mr registers the caller's memory.
+ * comp_mask holds exactly one of:
+ *
+ * RXE2_REG_MR_SHARED_ALLOC: the kernel allocates length bytes (rounded
+ *   up to pages, zeroed) and makes them shareable under a new share_id,
+ *   readable/writable by the owner (the caller's fsuid), its group
+ *   (fsgid) and others as share_mode (S_IRUSR .. S_IWOTH, 0666 at most)
+ *   allows.
+ * RXE2_REG_MR_SHARED_ATTACH: another MR over the pages of share_id;
+ *   length is ignored (use 0).
+ *   Both: start and hca_va are ignored (use 0).  The response names the
+ *   pages' mmap offset on the context's fd; the MR works from the first
+ *   mmap() of it on, at the mapping's address (iova = vm_start).
+ * RXE2_REG_MR_PA: start, length and hca_va 0; lkeys/rkeys address
+ *   physical memory.  Needs CAP_SYS_RAWIO and the module parameter
+ *   allow_pa_mr (EPERM otherwise).
+ */
+enum rxe2_reg_mr_flags {
+	RXE2_REG_MR_SHARED_ALLOC = 1 << 0,
+	RXE2_REG_MR_SHARED_ATTACH = 1 << 1,
+	RXE2_REG_MR_PA = 1 << 2,
+};
+
+struct rxe2_reg_mr_cmd {
+	__u32 comp_mask;	/* one enum rxe2_reg_mr_flags bit, or 0 */
+	__u32 share_mode;	/* SHARED_ALLOC: permission bits */
+	__aligned_u64 share_id;	/* SHARED_ATTACH */
+};
+
+/*
+ * SHARED_*: the caller's response buffer must hold all of it.  The core
+ * response (struct ib_uverbs_reg_mr_resp) is 12 bytes, so this one has
+ * 4-byte alignment: 64-bit values travel as low and high halves.
+ */
+struct rxe2_reg_mr_resp {
+	__u32 share_id;
+	__u32 writable;		/* the mapping may be PROT_WRITE */
+	__u32 length_lo;	/* bytes, page multiple */
+	__u32 length_hi;
+	__u32 mmap_offset_lo;	/* map length bytes, MAP_SHARED */
+	__u32 mmap_offset_hi;
+};
+
 #endif /* RXE2_ABI_H */

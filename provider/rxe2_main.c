@@ -190,16 +190,15 @@ static void rxe2_free_context(struct ibv_context *ibctx)
 	free(ctx);
 }
 
-static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
-						int cmd_fd,
-						void *private_data)
+/*
+ * A context over cmd_fd (ours to close), its layout checked against the
+ * libibverbs it runs with; NULL with errno set.
+ */
+static struct rxe2_context *rxe2_new_context(struct ibv_device *ibdev,
+					     int cmd_fd)
 {
-	struct rxe2_get_context_req req = {};
-	struct rxe2_get_context_rsp rsp = {};
 	struct rxe2_context *ctx;
 	int err;
-
-	(void)private_data;
 
 	err = rxe2_check_device(ibdev);
 	if (err) {
@@ -222,8 +221,39 @@ static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
 	if (err) {
 		fprintf(stderr,
 			"librxe2: libibverbs context layout differs from the one librxe2 was built for\n");
-		goto err_uninit;
+		rxe2_free_context(&ctx->vctx.context);
+		errno = err;
+		return NULL;
 	}
+	return ctx;
+}
+
+static int rxe2_set_ops(struct rxe2_context *ctx)
+{
+	int err;
+
+	verbs_set_ops(&ctx->vctx, &rxe2_ctx_ops);
+	err = rxe2_check_ops(ctx);
+	if (err)
+		fprintf(stderr,
+			"librxe2: libibverbs verbs_context_ops layout differs from the one librxe2 was built for\n");
+	return err;
+}
+
+static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd,
+						void *private_data)
+{
+	struct rxe2_get_context_req req = {};
+	struct rxe2_get_context_rsp rsp = {};
+	struct rxe2_context *ctx;
+	int err;
+
+	(void)private_data;
+
+	ctx = rxe2_new_context(ibdev, cmd_fd);
+	if (!ctx)
+		return NULL;
 
 	req.drv.provider_abi = RXE2_UVERBS_ABI_VERSION;
 	err = ibv_cmd_get_context(&ctx->vctx, &req.ibv_cmd, sizeof(req),
@@ -247,14 +277,9 @@ static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
 	ctx->num_interconnects = rsp.drv.num_interconnects;
 	ctx->dv_caps = rsp.drv.dv_caps;
 
-	verbs_set_ops(&ctx->vctx, &rxe2_ctx_ops);
-	err = rxe2_check_ops(ctx);
-	if (err) {
-		fprintf(stderr,
-			"librxe2: libibverbs verbs_context_ops layout differs from the one librxe2 was built for\n");
+	err = rxe2_set_ops(ctx);
+	if (err)
 		goto err_uninit;
-	}
-
 	return &ctx->vctx;
 
 err_uninit:
@@ -277,27 +302,14 @@ static struct verbs_context *rxe2_import_context(struct ibv_device *ibdev,
 	struct rxe2_context *ctx;
 	int err;
 
-	err = rxe2_check_device(ibdev);
-	if (err) {
-		close(cmd_fd);
-		errno = err;
-		return NULL;
-	}
-	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
-			(struct verbs_context *)offsetof(struct rxe2_context,
-							 vctx),
-			RXE2_DRIVER_ID);
+	ctx = rxe2_new_context(ibdev, cmd_fd);
 	if (!ctx)
 		return NULL;
-	err = rxe2_check_context(ctx, ibdev, cmd_fd);
-	if (err)
-		goto err_uninit;
 	err = ibv_cmd_query_context(&ctx->vctx.context, NULL);
 	if (err)
 		goto err_uninit;
 	ctx->imported = true;
-	verbs_set_ops(&ctx->vctx, &rxe2_ctx_ops);
-	err = rxe2_check_ops(ctx);
+	err = rxe2_set_ops(ctx);
 	if (err)
 		goto err_uninit;
 	return &ctx->vctx;

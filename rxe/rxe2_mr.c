@@ -77,7 +77,9 @@ struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 	mr->counted = counted;
 	mr->type = counted ? RXE2_MR_USER : RXE2_MR_DMA;
 	mr->access = access & RXE2_MR_ACCESS;
-	mr->ibmr.pd = ibpd;	/* ib_core sets it too, but only after we publish */
+	/* ib_core sets these too, but only after we publish */
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.device = ibpd->device;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	mr->ibmr.lkey = mr->key;
@@ -131,6 +133,16 @@ static int rxe2_mr_pages(struct rxe2_mr *mr)
 	return 0;
 }
 
+void rxe2_mr_publish(struct rxe2_mr *mr, u64 iova, u64 length)
+{
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	rxe2_table_publish(&to_rdev(mr->ibmr.device)->mr_table, mr->key, mr);
+}
+
 /*
  * IB_ACCESS_ON_DEMAND: nothing pinned, pages follow the process (see
  * rxe2_odp.c).  start 0 and length U64_MAX is the implicit MR over the
@@ -153,18 +165,12 @@ static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
 	mr = rxe2_mr_alloc(ibpd, access, true);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->ibmr.device = ibpd->device;
 	ret = rxe2_odp_reg(mr, start, length, access);
 	if (ret) {
 		rxe2_mr_free(rdev, mr);
 		return ERR_PTR(ret);
 	}
-	mr->iova = iova;
-	mr->length = length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	mr->ibmr.page_size = PAGE_SIZE;
-	rxe2_table_publish(&rdev->mr_table, mr->key, mr);
+	rxe2_mr_publish(mr, iova, length);
 	return &mr->ibmr;
 }
 
@@ -212,12 +218,7 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		rxe2_mr_free(rdev, mr);
 		return ERR_PTR(ret);
 	}
-	mr->iova = iova;
-	mr->length = length;
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	mr->ibmr.page_size = PAGE_SIZE;
-	rxe2_table_publish(&rdev->mr_table, mr->key, mr);
+	rxe2_mr_publish(mr, iova, length);
 	return &mr->ibmr;
 }
 

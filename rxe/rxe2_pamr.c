@@ -78,11 +78,8 @@ struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access)
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->type = RXE2_MR_PA;
-	mr->iova = 0;
-	mr->length = U64_MAX;
-	mr->ibmr.page_size = PAGE_SIZE;
 	WRITE_ONCE(rxe2_pa_mr_seen, true);
-	rxe2_table_publish(&to_rdev(ibpd->device)->mr_table, mr->key, mr);
+	rxe2_mr_publish(mr, 0, U64_MAX);
 	pr_warn_once("rdma_rxe2: a physical-address MR was registered (pid %d, %s)\n",
 		     task_pid_nr(current), current->comm);
 	return &mr->ibmr;

@@ -308,12 +308,7 @@ int rxe2_shmr_mmap(struct rxe2_mmap_entry *mme, struct vm_area_struct *vma)
 	mutex_lock(&map->lock);
 	mr = map->mr;
 	if (mr && !map->placed) {
-		mr->iova = vma->vm_start;
-		mr->ibmr.iova = mr->iova;
-		mr->ibmr.length = mr->length;
-		mr->ibmr.page_size = PAGE_SIZE;
-		rxe2_table_publish(&to_rdev(mr->ibmr.device)->mr_table,
-				   mr->key, mr);
+		rxe2_mr_publish(mr, vma->vm_start, mr->length);
 		map->placed = true;
 	}
 	mutex_unlock(&map->lock);

@@ -242,6 +242,11 @@ struct rxe2_mr {
 struct rxe2_qp;
 
 /*
+ * Make a registered MR reachable by its keys, covering [iova, iova +
+ * length); every field the data path reads is set before.
+ */
+void rxe2_mr_publish(struct rxe2_mr *mr, u64 iova, u64 length);
+/*
  * rxe2_mr_lookup() - find the MR named by an lkey or rkey for the data path.
  * Returns the MR with a reference held (drop it with rxe2_mr_put()) when
  * the key is live, the MR belongs to @pd and grants every IB_ACCESS_* bit

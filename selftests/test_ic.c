@@ -23,6 +23,7 @@
 #include <infiniband/rxe2dv.h>
 
 #include "rxe2-abi.h"
+#include "dp.h"
 #include "tap.h"
 #include "util.h"
 
@@ -37,17 +38,6 @@
 static const char *dev;
 static char map_path[256];
 static long page_size;
-
-static bool all_bytes(const void *p, int c, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != c)
-			return false;
-	return true;
-}
 
 /* ---- the device's ic_map file ---- */
 
@@ -208,8 +198,8 @@ static void test_rules(struct ibv_pd *pd)
 			tap_diag("inlen %u: %d, want EINVAL", short_lens[i], ret);
 			bad++;
 		}
-		if (!all_bytes(buf, 0, 8) ||
-		    !all_bytes(buf + 8, POISON, sizeof(buf) - 8))
+		if (dp_verify_byte(buf, 8, 0) >= 0 ||
+		    dp_verify_byte(buf + 8, sizeof(buf) - 8, POISON) >= 0)
 			untouched = false;
 	}
 	tap_ok(!bad, "inlen shorter than %d bytes: EINVAL", ATTR_V1);
@@ -227,7 +217,7 @@ static void test_rules(struct ibv_pd *pd)
 	ret = rxe2dv_query_mr(mr, &a, sizeof(a));
 	tap_ret(ret, EINVAL, "comp_mask bit 63: EINVAL");
 	tap_ok(a.comp_mask == 1ull << 63 &&
-	       all_bytes((char *)&a + 8, POISON, sizeof(a) - 8),
+	       dp_verify_byte((char *)&a + 8, sizeof(a) - 8, POISON) < 0,
 	       "... and nothing written");
 
 	if (query(mr, &ref))
@@ -239,7 +229,7 @@ static void test_rules(struct ibv_pd *pd)
 	ret = rxe2dv_query_mr(mr, (void *)buf, sizeof(ref));
 	tap_ret(ret, 0, "inlen sizeof(attr): 0");
 	tap_ok(!memcmp(buf, &ref, sizeof(ref)) &&
-	       all_bytes(buf + sizeof(ref), POISON, sizeof(buf) - sizeof(ref)),
+	       dp_verify_byte(buf + sizeof(ref), sizeof(buf) - sizeof(ref), POISON) < 0,
 	       "... the fields, and nothing past inlen");
 
 	/* a caller built against a later, longer structure */
@@ -249,9 +239,9 @@ static void test_rules(struct ibv_pd *pd)
 	tap_ret(ret, 0, "inlen %zu (longer than the structure): 0", big);
 	tap_ok(!memcmp(buf, &ref, sizeof(ref)),
 	       "... known fields as with sizeof(attr)");
-	tap_ok(all_bytes(buf + sizeof(ref), 0, big - sizeof(ref)),
+	tap_ok(dp_verify_byte(buf + sizeof(ref), big - sizeof(ref), 0) < 0,
 	       "... unknown tail reads 0 (not supported)");
-	tap_ok(all_bytes(buf + big, 0xff, sizeof(buf) - big),
+	tap_ok(dp_verify_byte(buf + big, sizeof(buf) - big, 0xff) < 0,
 	       "... nothing written past inlen");
 
 	/* the kernel looks the handle up itself: a stale or wrong one fails */
@@ -306,7 +296,7 @@ static void test_other_device(const char *ref)
 	memset((char *)&a + 8, POISON, sizeof(a) - 8);
 	tap_ret(rxe2dv_query_mr(mr, &a, sizeof(a)), EOPNOTSUPP,
 		"MR of %s (rdma_rxe): EOPNOTSUPP", ref);
-	tap_ok(all_bytes((char *)&a + 8, POISON, sizeof(a) - 8),
+	tap_ok(dp_verify_byte((char *)&a + 8, sizeof(a) - 8, POISON) < 0,
 	       "... nothing written");
 	ibv_dereg_mr(mr);
 	munmap(mem, NPAGES * page_size);
@@ -366,13 +356,13 @@ static void test_raw(struct ibv_pd *pd)
 	memset(out, POISON, sizeof(out));
 	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 2), EINVAL,
 		"raw: 8-byte response buffer: EINVAL");
-	tap_ok(all_bytes(out, POISON, sizeof(out)), "... nothing written");
+	tap_ok(dp_verify_byte(out, sizeof(out), POISON) < 0, "... nothing written");
 
 	at[1].len = sizeof(out);
 	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 2), 0,
 		"raw: 32-byte response buffer: 0");
-	tap_ok(!memcmp(out + 8, (char *)&ref + 8, 8) && all_bytes(out, 0, 8) &&
-	       all_bytes(out + 16, 0, sizeof(out) - 16),
+	tap_ok(!memcmp(out + 8, (char *)&ref + 8, 8) && dp_verify_byte(out, 8, 0) < 0 &&
+	       dp_verify_byte(out + 16, sizeof(out) - 16, 0) < 0,
 	       "... the library's answer, comp_mask 0, the tail zeroed");
 
 	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 1), EINVAL,

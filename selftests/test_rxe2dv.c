@@ -13,6 +13,7 @@
 
 #include <infiniband/rxe2dv.h>
 
+#include "dp.h"
 #include "tap.h"
 #include "util.h"
 
@@ -29,17 +30,6 @@ static struct ibv_device *find_dev(struct ibv_device **list, int n,
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			return list[i];
 	return NULL;
-}
-
-static bool all_bytes(const void *p, int c, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != c)
-			return false;
-	return true;
 }
 
 static void test_is_supported(const char *dev, const char *ref)
@@ -188,7 +178,7 @@ static void test_inlen(struct ibv_context *ctx)
 			tap_diag("inlen %u: %d, want EINVAL", short_lens[i], ret);
 			bad++;
 		}
-		if (!all_bytes(buf, POISON, sizeof(buf)))
+		if (dp_verify_byte(buf, sizeof(buf), POISON) >= 0)
 			untouched = false;
 	}
 	tap_ok(!bad, "inlen shorter than %d bytes: EINVAL", ATTR_V1);
@@ -206,9 +196,9 @@ static void test_inlen(struct ibv_context *ctx)
 	tap_ret(ret, 0, "inlen %zu (longer than the structure): 0", big);
 	tap_ok(!memcmp(buf, &ref, sizeof(ref)),
 	       "... known fields as with sizeof(attr)");
-	tap_ok(all_bytes(buf + sizeof(ref), 0, big - sizeof(ref)),
+	tap_ok(dp_verify_byte(buf + sizeof(ref), big - sizeof(ref), 0) < 0,
 	       "... unknown tail reads 0 (not supported)");
-	tap_ok(all_bytes(buf + big, 0xff, sizeof(buf) - big),
+	tap_ok(dp_verify_byte(buf + big, sizeof(buf) - big, 0xff) < 0,
 	       "... nothing written past inlen");
 }
 
@@ -234,7 +224,7 @@ static void test_other_device(const char *ref)
 	memset(&attr, POISON, sizeof(attr));
 	tap_ret(rxe2dv_query_device(ctx, &attr, sizeof(attr)), EOPNOTSUPP,
 		"rxe2dv_query_device on %s (rdma_rxe): EOPNOTSUPP", ref);
-	tap_ok(all_bytes(&attr, POISON, sizeof(attr)), "... nothing written");
+	tap_ok(dp_verify_byte(&attr, sizeof(attr), POISON) < 0, "... nothing written");
 	ibv_close_device(ctx);
 }
 

@@ -104,6 +104,9 @@ static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 	unsigned long last = (va + len - 1 - ib_umem_start(odp)) >> PAGE_SHIFT;
 	int had, ret;
 
+	/* as the pinned path: never an index outside the umem's arrays */
+	if (va < ib_umem_start(odp) || len > ib_umem_end(odp) - va)
+		return -EFAULT;
 	mutex_lock(&odp->umem_mutex);
 	had = rxe2_odp_count(odp, first, last, perm);
 	if (had == last - first + 1)

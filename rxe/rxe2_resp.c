@@ -522,7 +522,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 		 * again by rxe2_resp_read_cont().
 		 */
 		if (mr && mr->odp &&
-		    rxe2_mr_access(mr, va, len, false, NULL, NULL)) {
+		    rxe2_mr_access(mr, mr_va, len, false, NULL, NULL)) {
 			rxe2_mr_put(mr);
 			mr = NULL;
 		}

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -504,6 +505,48 @@ out_mw:
 }
 
 /*
+ * A zero-based window over an ODP MR: a READ faults the window's pages
+ * into the device at their MR addresses, not at the wire's offsets.
+ */
+static void zero_based_odp(void)
+{
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mw *mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2);
+	struct ibv_mr *mr = NULL;
+	struct dp_qp a, b;
+	uint32_t rkey;
+
+	if (!tap_ok(buf != MAP_FAILED && mw, "zero-based ODP: setup"))
+		goto out;
+	mr = ibv_reg_mr(dev.pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND);
+	if (!tap_ok(mr != NULL, "zero-based ODP: ibv_reg_mr(ON_DEMAND): %s",
+		    mr ? "ok" : strerror(errno)) || !pair(&a, &b))
+		goto out;
+	/* in the process, not yet in the device */
+	dp_fill(buf + WOFF, WLEN, ++seed);
+	rkey = ibv_inc_rkey(mw->rkey);
+	if (tap_ret_errno(post_bind(b.qp, 0x521, mw, rkey, mr, buf + WOFF,
+				    WLEN, IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_ZERO_BASED), 0,
+			  "zero-based ODP: post BIND_MW") &&
+	    want(b.scq, 0x521, IBV_WC_BIND_MW, 0, "zero-based ODP: bound")) {
+		memset(abuf, 0, WLEN);
+		if (remote(&a, 0x522, IBV_WR_RDMA_READ, WLEN - 64, 64, rkey, 0,
+			   "zero-based ODP: READ at offset 64"))
+			tap_ok(memcmp(abuf, buf + WOFF + 64, WLEN - 64) == 0,
+			       "zero-based ODP: READ byte-exact");
+	}
+	unpair(&a, &b);
+	dealloc_then_dereg(&mw, &mr, "zero-based ODP");
+out:
+	release(mw, mr);
+	if (buf != MAP_FAILED)
+		munmap(buf, LEN);
+}
+
+/*
  * A type 2 window outlives the QP it was bound through, answering to no
  * other QP, and still keeps its MR until it is deallocated.
  */
@@ -649,6 +692,7 @@ int main(void)
 	bind_errors();
 	lifetimes();
 	zero_based();
+	zero_based_odp();
 	orphan_window();
 	rereg_windows();
 

@@ -685,20 +685,17 @@ static void *rxe2_frmr_va(struct rxe2_mr *mr, u64 iova, u32 *room)
 }
 
 /*
- * rxe2_mr_copy_kernel() - copy between a kernel MR and a buffer.  The
- * caller holds a lookup reference and has checked the range with
- * rxe2_mr_check_range().  DMA MR: addresses are kernel VAs (virt DMA).
+ * rxe2_kmr_access() - fn over [iova, iova + len) of a kernel MR, one
+ * contiguous piece at a time.  The caller holds a lookup reference and
+ * has checked the range with rxe2_mr_check_range().  DMA MR: addresses
+ * are kernel VAs (virt DMA), one piece; FAST MR: a piece per page of
+ * its page list.
  */
-int rxe2_mr_copy_kernel(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
-			bool to_mr)
+int rxe2_kmr_access(struct rxe2_mr *mr, u64 iova, u32 len, rxe2_page_fn fn,
+		    void *arg)
 {
 	if (mr->type == RXE2_MR_DMA) {
-		void *va = (void *)(uintptr_t)iova;
-
-		if (to_mr)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
+		fn((void *)(uintptr_t)iova, len, arg);
 		return 0;
 	}
 	while (len) {
@@ -708,27 +705,11 @@ int rxe2_mr_copy_kernel(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 		if (!va)
 			return -EFAULT;
 		n = min(len, room);
-		if (to_mr)
-			memcpy(va, buf, n);
-		else
-			memcpy(buf, va, n);
+		fn(va, n, arg);
 		iova += n;
-		buf += n;
 		len -= n;
 	}
 	return 0;
-}
-
-/* a pointer to 8 aligned bytes at iova of a kernel MR (atomics), or NULL */
-void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova)
-{
-	u32 room;
-	void *va;
-
-	if (mr->type == RXE2_MR_DMA)
-		return (void *)(uintptr_t)iova;
-	va = rxe2_frmr_va(mr, iova, &room);
-	return va && room >= sizeof(u64) ? va : NULL;
 }
 
 /*

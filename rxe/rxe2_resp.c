@@ -135,7 +135,6 @@ static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 {
 	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
-
 	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
 
 	qp->dp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
@@ -549,6 +548,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 
 struct rxe2_atomic_arg {
 	bool cmp_swap;
+	bool split;		/* the operand is not in one piece */
 	u64 swap_add;
 	u64 cmp;
 	u64 orig;
@@ -559,6 +559,11 @@ static void rxe2_atomic_op(void *addr, u32 len, void *arg)
 	struct rxe2_atomic_arg *a = arg;
 	u64 *p = addr;
 
+	/* a fast MR whose page list starts unaligned can split it */
+	if (len < sizeof(*p)) {
+		a->split = true;
+		return;
+	}
 	spin_lock_bh(&rxe2_atomic_lock);
 	a->orig = READ_ONCE(*p);
 	if (!a->cmp_swap)
@@ -568,7 +573,7 @@ static void rxe2_atomic_op(void *addr, u32 len, void *arg)
 	spin_unlock_bh(&rxe2_atomic_lock);
 }
 
-/* va is 8-byte aligned: the operand never crosses a page */
+/* va is 8-byte aligned: in user memory the operand never crosses a page */
 static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 			  u64 swap_add, u64 cmp, u64 *orig)
 {
@@ -577,17 +582,11 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 	};
 	int ret;
 
-	if (rxe2_mr_is_kernel(mr)) {
-		void *p = rxe2_mr_kaddr(mr, va);
-
-		if (!p)
-			return -EFAULT;
-		rxe2_atomic_op(p, 8, &a);
-	} else {
-		ret = rxe2_mr_access(mr, va, 8, true, rxe2_atomic_op, &a);
-		if (ret)
-			return ret;
-	}
+	ret = rxe2_mr_access(mr, va, 8, true, rxe2_atomic_op, &a);
+	if (ret)
+		return ret;
+	if (a.split)
+		return -EFAULT;
 	*orig = a.orig;
 	return 0;
 }

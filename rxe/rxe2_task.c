@@ -464,18 +464,21 @@ bool rxe2_cq_has_room(struct rxe2_cq *cq)
 }
 
 /*
- * rxe2_mr_access() - the one way the data path reaches the memory of a
- * user MR: fn sees [iova, iova + len) piece by piece (never across a
- * page), mapped in the kernel.  A pinned MR has every page at hand; an
- * ODP MR faults missing ones in and keeps them from being invalidated
- * until fn returns (rxe2_odp.c).  The caller has checked the range with
- * rxe2_mr_check_range().  0 or -EFAULT.
+ * rxe2_mr_access() - the one way the data path reaches the memory of an
+ * MR: fn sees [iova, iova + len) piece by piece (never across a page),
+ * mapped in the kernel.  A kernel MR's memory is mapped already; a
+ * pinned MR has every page at hand; an ODP MR faults missing ones in
+ * and keeps them from being invalidated until fn returns (rxe2_odp.c).
+ * The caller has checked the range with rxe2_mr_check_range().  0 or
+ * -EFAULT.
  */
 int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 		   rxe2_page_fn fn, void *arg)
 {
 	u64 off;
 
+	if (rxe2_mr_is_kernel(mr))
+		return rxe2_kmr_access(mr, iova, len, fn, arg);
 	if (mr->type == RXE2_MR_SHARED || mr->type == RXE2_MR_PA)
 		return rxe2_xmr_access(mr, iova, len, write, fn, arg);
 	if (mr->odp)
@@ -525,8 +528,6 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 
 	if (!len)
 		return 0;
-	if (rxe2_mr_is_kernel(mr))	/* DMA or fast-registered */
-		return rxe2_mr_copy_kernel(mr, iova, buf, len, to_mr);
 	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
 }
 

@@ -270,15 +270,18 @@ struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int rxe2_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
-/* copy to/from, or point into, a kernel MR (DMA or FAST): range checked */
-int rxe2_mr_copy_kernel(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
-			bool to_mr);
-void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
+/* fn sees a piece of MR memory, mapped in the kernel (rxe2_mr_access()) */
+typedef void (*rxe2_page_fn)(void *addr, u32 len, void *arg);
+/* rxe2_mr_access() of a kernel MR (DMA or FAST): range checked */
+int rxe2_kmr_access(struct rxe2_mr *mr, u64 iova, u32 len, rxe2_page_fn fn,
+		    void *arg);
 /*
  * Local operations and remote invalidation, from the data path (sleepable,
  * the QP's state_lock held).  They return 0 or an enum ib_wc_status.
  * Invalidation waits until no access through the MR is in flight.
  */
+int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
+int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 /*
  * rxe2_odp.c.  rxe2_odp_access() makes [iova, iova + len) of an ODP MR
  * (range already checked) present, faulting pages in, and calls fn on
@@ -286,7 +289,6 @@ void *rxe2_mr_kaddr(struct rxe2_mr *mr, u64 iova);
  * -EFAULT (the process has no such mapping or permission).  Sleeps: the
  * data path and verbs only.
  */
-typedef void (*rxe2_page_fn)(void *addr, u32 len, void *arg);
 int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg);
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
@@ -302,8 +304,6 @@ int rxe2_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 int rxe2_odp_init(void);
 void rxe2_odp_exit(void);
 
-int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
-int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
 /* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
 unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 				     int *access);
@@ -568,8 +568,7 @@ static inline struct rxe2_qp *to_rqp(struct ib_qp *ibqp)
  */
 static inline bool rxe2_mr_is_kernel(const struct rxe2_mr *mr)
 {
-	return !mr->umem && mr->type != RXE2_MR_SHARED &&
-	       mr->type != RXE2_MR_PA;
+	return mr->type == RXE2_MR_DMA || mr->type == RXE2_MR_FAST;
 }
 
 /*
@@ -588,7 +587,7 @@ static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
 {
 	if (mr->type == RXE2_MR_PA)
 		return rxe2_qp_allows_pa_mr(qp);
-	return !qp->is_user || mr->umem || mr->type == RXE2_MR_SHARED;
+	return !qp->is_user || !rxe2_mr_is_kernel(mr);
 }
 
 /* ring slot sizes (uapi/rxe2-abi.h) */

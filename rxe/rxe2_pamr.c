@@ -85,7 +85,7 @@ struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-struct page *rxe2_pamr_get_page(u64 pa)
+static struct page *rxe2_pamr_get_page(u64 pa)
 {
 	struct folio *folio;
 	struct page *page;
@@ -115,6 +115,33 @@ struct page *rxe2_pamr_get_page(u64 pa)
 put:
 	folio_put(folio);
 	return NULL;
+}
+
+/*
+ * rxe2_mr_access() for a PA MR: each page taken and checked again (it
+ * may have gone since the request was accepted), mapped for fn and
+ * released.  fn may be NULL (only the checks).
+ */
+int rxe2_pamr_access(u64 pa, u32 len, rxe2_page_fn fn, void *arg)
+{
+	while (len) {
+		u32 poff = pa & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		struct page *page = rxe2_pamr_get_page(pa);
+		void *va;
+
+		if (!page)
+			return -EFAULT;
+		if (fn) {
+			va = kmap_local_page(page);
+			fn(va + poff, n, arg);
+			kunmap_local(va);
+		}
+		put_page(page);
+		pa += n;
+		len -= n;
+	}
+	return 0;
 }
 
 bool rxe2_pamr_check_range(u64 pa, u64 len)

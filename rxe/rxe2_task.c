@@ -467,7 +467,8 @@ bool rxe2_cq_has_room(struct rxe2_cq *cq)
  * rxe2_mr_access() - the one way the data path reaches the memory of an
  * MR: fn sees [iova, iova + len) piece by piece (never across a page),
  * mapped in the kernel.  A kernel MR's memory is mapped already; a
- * pinned MR has every page at hand; an ODP MR faults missing ones in
+ * pinned or shared MR has every page at hand in mr->pages[]; a PA MR
+ * checks each page (rxe2_pamr.c); an ODP MR faults missing ones in
  * and keeps them from being invalidated until fn returns (rxe2_odp.c).
  * The caller has checked the range with rxe2_mr_check_range().  0 or
  * -EFAULT.
@@ -479,11 +480,12 @@ int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 
 	if (rxe2_mr_is_kernel(mr))
 		return rxe2_kmr_access(mr, iova, len, fn, arg);
-	if (mr->type == RXE2_MR_SHARED || mr->type == RXE2_MR_PA)
-		return rxe2_xmr_access(mr, iova, len, write, fn, arg);
+	if (mr->type == RXE2_MR_PA)
+		return rxe2_pamr_access(iova, len, fn, arg);
 	if (mr->odp)
 		return rxe2_odp_access(mr, iova, len, write, fn, arg);
-	off = iova - mr->iova + ib_umem_offset(mr->umem);
+	/* pinned: the umem's pages; shared: the shm's, from a page start */
+	off = iova - mr->iova + (mr->umem ? ib_umem_offset(mr->umem) : 0);
 	while (len) {
 		unsigned long pg = off >> PAGE_SHIFT;
 		u32 poff = off & ~PAGE_MASK;

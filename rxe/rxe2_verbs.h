@@ -329,13 +329,10 @@ struct ib_mr *rxe2_pamr_reg(struct ib_pd *ibpd, int access);
 /* RXE2_DV_CAP_SHARED_MR, and _PA_MR when the caller could make one */
 u64 rxe2_xmr_dv_caps(void);
 /*
- * Data path of SHARED and PA MRs, called by rxe2_mr_access() (same
- * contract: the caller holds a lookup reference and checked the range).
+ * Data path of PA MRs, called by rxe2_mr_access() (same contract: the
+ * caller holds a lookup reference and checked the range).
  */
-int rxe2_xmr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
-		    rxe2_page_fn fn, void *arg);
-/* PA: the page at a physical address, with a reference, or NULL */
-struct page *rxe2_pamr_get_page(u64 pa);
+int rxe2_pamr_access(u64 pa, u32 len, rxe2_page_fn fn, void *arg);
 /*
  * PA: whether every page of [pa, pa + len) is usable now, so that a
  * request is refused when it arrives (a page that goes later fails the

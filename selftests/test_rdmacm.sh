@@ -15,7 +15,7 @@
 # TAP output.
 
 dev=${RXE2_DEV:-rxe2_0}
-work=$(mktemp -d /tmp/rdmacm.XXXXXX) || exit 1
+xwork=$(mktemp -d /tmp/rdmacm.XXXXXX) || exit 1
 n=0 failed=0
 port=7470
 . "$(dirname "$0")/lib.sh"
@@ -25,41 +25,12 @@ tag=
 ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
 
-# name, listen-port, expect-regex, server command..., --, client command...
+# name, listen-port, expect-regex, server command..., --, client command...:
+# both in this namespace, through lib.sh's xpair
 pair() {
-	name=$1 lport=$2 expect=$3
-	shift 3
-	srv_cmd=
-	while [ "$1" != -- ]; do srv_cmd="$srv_cmd $1"; shift; done
-	shift
-	srv=$work/$name.srv cli=$work/$name.cli
-	# shellcheck disable=SC2086 # words on purpose
-	timeout -k 2 60 $srv_cmd >"$srv" 2>&1 &
-	spid=$!
-	# an RDMA CM listener has no socket; restrack shows its CM ID (the
-	# retries below stay for a listener that is not in restrack yet)
-	wait_cm_listen "$lport"
-	tries=0
-	while :; do
-		sleep 1
-		timeout -k 2 60 "$@" >"$cli" 2>&1
-		crc=$?
-		tries=$((tries + 1))
-		[ $crc = 0 ] || [ $tries -ge 3 ] || ! kill -0 "$spid" 2>/dev/null &&
-			break
-		grep -qi "reject\|unreachable\|refused" "$cli" || break
-	done
-	wait "$spid"
-	src=$?
-	for side in server client; do
-		if [ $side = server ]; then rc=$src f=$srv; else rc=$crc f=$cli; fi
-		if [ "$rc" = 0 ] && { [ -z "$expect" ] || grep -Eq "$expect" "$f"; }; then
-			ok "$name: $side exits 0"
-		else
-			not_ok "$name: $side (rc $rc)"
-			sed 's/^/#   /' "$f" | tail -n 20
-		fi
-	done
+	_pname=$1 _pport=$2
+	shift 2
+	xpair "$_pname" "" "" "cm:$_pport" "$@"
 }
 
 echo "1..15"
@@ -91,5 +62,5 @@ pair "ib_write_bw -R" $((port + 4)) "^ *65536 +100 " \
 pair "ib_read_lat -R" $((port + 5)) "" \
 	ib_read_lat -F -R -d "$dev" -p $((port + 5)) -n 100 -- \
 	ib_read_lat -F -R -d "$dev" -p $((port + 5)) -n 100 "$ip"
-rm -rf "$work"
+rm -rf "$xwork"
 [ $failed = 0 ]

@@ -312,6 +312,27 @@ static double median(double *v)
 	return v[ROUNDS / 2];
 }
 
+/*
+ * One table row: ROUNDS runs with ordinary QPs ("off") and with
+ * inline-receive ("on"), alternating so that neither gets the better
+ * stretch of a shared host; the medians and their ratio.
+ */
+static void row(const char *what, const char *unit, int decimals,
+		double (*measure)(uint32_t size, int count, bool inl),
+		uint32_t size, int count)
+{
+	double off[ROUNDS], on[ROUNDS];
+	int r;
+
+	for (r = 0; r < ROUNDS; r++) {
+		off[r] = measure(size, count, false);
+		on[r] = measure(size, count, true);
+	}
+	printf("| %s | %u | %s | %.*f | %.*f | %.2f |\n", what, size, unit,
+	       decimals, median(off), decimals, median(on),
+	       median(on) / median(off));
+}
+
 int main(int argc, char **argv)
 {
 	static const uint32_t def_sizes[] = { 8, 32, 64 };
@@ -349,30 +370,11 @@ int main(int argc, char **argv)
 		die("ibv_alloc_pd");
 	find_gid();
 
-	for (i = 0; i < nsizes; i++) {
-		double off[ROUNDS], on[ROUNDS];
-		int r;
-
-		for (r = 0; r < ROUNDS; r++) {
-			off[r] = latency(sizes[i], iters, false);
-			on[r] = latency(sizes[i], iters, true);
-		}
-		printf("| send latency (half RTT) | %u | usec | %.2f | %.2f | %.2f |\n",
-		       sizes[i], median(off), median(on),
-		       median(on) / median(off));
-	}
-	for (i = 0; i < nsizes; i++) {
-		double off[ROUNDS], on[ROUNDS];
-		int r;
-
-		for (r = 0; r < ROUNDS; r++) {
-			off[r] = rate(sizes[i], msgs, false);
-			on[r] = rate(sizes[i], msgs, true);
-		}
-		printf("| send message rate | %u | kmsg/s | %.1f | %.1f | %.2f |\n",
-		       sizes[i], median(off), median(on),
-		       median(on) / median(off));
-	}
+	for (i = 0; i < nsizes; i++)
+		row("send latency (half RTT)", "usec", 2, latency, sizes[i],
+		    iters);
+	for (i = 0; i < nsizes; i++)
+		row("send message rate", "kmsg/s", 1, rate, sizes[i], msgs);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return 0;

@@ -31,7 +31,9 @@ static int failures, checks;
 		}							\
 	} while (0)
 
-static struct ibv_context ctx;
+/* a whole rxe2_context: the doorbell reads its write_refused */
+static struct rxe2_context rctx;
+static struct ibv_context *const ctx = &rctx.vctx.context;
 static int db_read_fd;
 
 static void fake_ring(struct rxe2_ring *ring, uint32_t num_slots,
@@ -69,7 +71,7 @@ static struct rxe2_qp *fake_qp(enum ibv_qp_type type, uint32_t slots,
 		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		attr.send_ops_flags = send_ops;
 	}
-	qp->vqp.qp.context = &ctx;
+	qp->vqp.qp.context = ctx;
 	qp->vqp.qp.qp_type = type;
 	qp->vqp.qp.state = IBV_QPS_RTS;
 	qp->vqp.qp.handle = 0x1234;
@@ -210,7 +212,7 @@ static void test_post_send_checks(void)
 	struct rxe2_qp *uc = fake_qp(IBV_QPT_UC, 8, 2, 32, 0);
 	struct rxe2_qp *ud = fake_qp(IBV_QPT_UD, 8, 1, 32, 0);
 	struct ibv_context other = { .cmd_fd = -1 };
-	struct rxe2_ah ah = { .ibah = { .context = &ctx }, .ah_num = 77 };
+	struct rxe2_ah ah = { .ibah = { .context = ctx }, .ah_num = 77 };
 	struct rxe2_ah ah2 = { .ibah = { .context = &other }, .ah_num = 78 };
 	char payload[40];
 	struct ibv_sge sge[3] = {
@@ -262,7 +264,7 @@ static void test_post_send_checks(void)
 	memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
 	POST(rc, EINVAL, "BIND_MW without a window");
 	{
-		struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000105,
+		struct ibv_mw mw = { .context = ctx, .rkey = 0xc0000105,
 				     .type = IBV_MW_TYPE_1 };
 		struct ibv_mr bmr = { .lkey = 0x1234 };
 
@@ -465,7 +467,7 @@ static struct rxe2_cq *fake_cq(uint32_t slots)
 	struct rxe2_cq *cq = calloc(1, sizeof(*cq));
 
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	cq->vcq.cq.context = &ctx;
+	cq->vcq.cq.context = ctx;
 	fake_ring(&cq->ring, slots, RXE2_CQE_SIZE);
 	return cq;
 }
@@ -665,7 +667,7 @@ static void test_qp_ex_bind(void)
 	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 4, 1, 0,
 				     IBV_QP_EX_WITH_BIND_MW);
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
-	struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000300,
+	struct ibv_mw mw = { .context = ctx, .rkey = 0xc0000300,
 			     .type = IBV_MW_TYPE_2 };
 	struct ibv_mr mr = { .lkey = 0x4321 };
 	struct ibv_mw_bind_info bi = { .mr = &mr, .addr = 0x2000,
@@ -702,7 +704,7 @@ static void test_qp_ex_ud(void)
 	struct rxe2_qp *qp = fake_qp(IBV_QPT_UD, 4, 1, 0,
 				     IBV_QP_EX_WITH_SEND);
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
-	struct rxe2_ah ah = { .ibah = { .context = &ctx }, .ah_num = 5 };
+	struct rxe2_ah ah = { .ibah = { .context = ctx }, .ah_num = 5 };
 
 	ibv_wr_start(qpx);
 	ibv_wr_send(qpx);
@@ -724,7 +726,7 @@ int main(void)
 
 	if (pipe2(fds, O_NONBLOCK))
 		return 1;
-	ctx.cmd_fd = fds[1];
+	ctx->cmd_fd = fds[1];
 	db_read_fd = fds[0];
 
 	test_post_send_rc();

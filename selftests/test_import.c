@@ -410,10 +410,8 @@ static int importer(int sock, int fd)
 
 static const char *const im_what[IM_NUM] = {
 	[IM_IMPORT] = "imports device, PD and MR (keys, length)",
-	[IM_SETUP] = "registers an MR, makes CQs and an RC pair at RTS "
-		     "(modify_qp)",
-	[IM_VERBS] = "alloc/dealloc PD, SRQ create/modify/query/destroy, "
-		     "AH, query_qp, req_notify_cq",
+	[IM_SETUP] = "own MR, CQs, an RC pair moved to RTS",
+	[IM_VERBS] = "PD, SRQ (modify, query), AH, query_qp, req_notify_cq",
 	[IM_READ] = "RDMA READ from the exporter's MR (imported rkey)",
 	[IM_READ_DATA] = "... bytes exact",
 	[IM_SEND] = "SEND from the exporter's MR (imported lkey)",

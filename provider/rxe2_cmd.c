@@ -6,8 +6,8 @@
  *
  * Why a write command may have to travel as an ioctl: ib_uverbs' write()
  * refuses with EACCES every caller whose credentials are not the struct
- * cred the file was opened with (ib_safe_file_access() in
- * drivers/infiniband/core/uverbs_main.c, Linux 6.1 and 6.12).  A process
+ * cred the file was opened with (ib_uverbs_write() checks
+ * ib_safe_file_access(), Linux 6.1 and 6.12).  A process
  * that imported the command fd (ibv_import_device() on an fd received
  * over SCM_RIGHTS, or inherited across fork(), which gives the child a
  * struct cred of its own) is such a caller.  The ioctl entry

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <endian.h>
+#include <sys/syscall.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #include "../rxe2.h"
 
@@ -82,6 +85,42 @@ static struct rxe2_qp *fake_qp(enum ibv_qp_type type, uint32_t slots,
 	if (rxe2_send_init(qp, &attr))
 		return NULL;
 	return qp;
+}
+
+/*
+ * The uverbs file of a process ib_uverbs refuses write() to: this
+ * program's write() answers EACCES for that fd and counts the attempts;
+ * any other fd gets the real system call.
+ */
+static int refused_fd = -1;
+static int refused_writes;
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	if (fd >= 0 && fd == refused_fd) {
+		refused_writes++;
+		errno = EACCES;
+		return -1;
+	}
+	return syscall(SYS_write, fd, buf, count);
+}
+
+/* libibverbs' execute_ioctl(), replaced: what the provider asked for */
+static struct ib_uverbs_ioctl_hdr ioctl_hdr;
+static struct ib_uverbs_attr ioctl_attrs[8];
+static int ioctl_calls;
+
+int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd)
+{
+	unsigned int n = cmd->next_attr - cmd->hdr.attrs;
+
+	ioctl_calls++;
+	if (context != ctx || cmd->buffer_error || n > 8)
+		return EINVAL;
+	ioctl_hdr = cmd->hdr;
+	ioctl_hdr.num_attrs = n;
+	memcpy(ioctl_attrs, cmd->hdr.attrs, n * sizeof(ioctl_attrs[0]));
+	return 0;
 }
 
 /* Doorbells rung since the last call; each one checked byte for byte */
@@ -720,6 +759,59 @@ static void test_qp_ex_ud(void)
 	doorbells(qp);
 }
 
+/* ioctl_attrs[i] is the attribute id, with that length and data */
+static bool ioctl_attr_is(unsigned int i, uint16_t id, uint16_t len,
+			  uint64_t data)
+{
+	const struct ib_uverbs_attr *a = &ioctl_attrs[i];
+
+	return i < ioctl_hdr.num_attrs && a->attr_id == id && a->len == len &&
+	       a->data == data && a->flags == UVERBS_ATTR_F_MANDATORY;
+}
+
+/*
+ * write() refused with EACCES: the same POST_SEND goes through
+ * UVERBS_METHOD_INVOKE_WRITE, and the context's later doorbells skip
+ * write().  Any other write() error is the post's error.
+ */
+static void test_doorbell_refused(void)
+{
+	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 8, 1, 0, 0);
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad;
+	int pipe_fd = ctx->cmd_fd, ret;
+
+	refused_fd = ctx->cmd_fd = 1000;
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == 0 && refused_writes == 1 && ioctl_calls == 1 &&
+	      atomic_load(&rctx.write_refused),
+	      "EACCES: ret %d, %d write()s, %d ioctls", ret, refused_writes,
+	      ioctl_calls);
+	CHECK(ioctl_hdr.object_id == UVERBS_OBJECT_DEVICE &&
+	      ioctl_hdr.method_id == UVERBS_METHOD_INVOKE_WRITE &&
+	      ioctl_hdr.num_attrs == 3, "INVOKE_WRITE with 3 attributes");
+	CHECK(ioctl_attr_is(0, UVERBS_ATTR_WRITE_CMD, 8,
+			    IB_USER_VERBS_CMD_POST_SEND) &&
+	      ioctl_attr_is(1, UVERBS_ATTR_CORE_IN, sizeof(qp->db.core),
+			    (uintptr_t)&qp->db.core) &&
+	      ioctl_attr_is(2, UVERBS_ATTR_CORE_OUT, sizeof(qp->db_resp),
+			    (uintptr_t)&qp->db_resp),
+	      "WRITE_CMD POST_SEND, CORE_IN the request, CORE_OUT db_resp");
+
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == 0 && refused_writes == 1 && ioctl_calls == 2,
+	      "remembered: straight to the ioctl (%d write()s, %d ioctls)",
+	      refused_writes, ioctl_calls);
+
+	/* a closed fd: EBADF is returned, not taken for a refusal */
+	atomic_store(&rctx.write_refused, false);
+	refused_fd = -1;
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == EBADF && ioctl_calls == 2 &&
+	      !atomic_load(&rctx.write_refused), "EBADF: ret %d", ret);
+	ctx->cmd_fd = pipe_fd;
+}
+
 int main(void)
 {
 	int fds[2];
@@ -739,6 +831,7 @@ int main(void)
 	test_qp_ex();
 	test_qp_ex_bind();
 	test_qp_ex_ud();
+	test_doorbell_refused();
 
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

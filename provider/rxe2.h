@@ -123,6 +123,12 @@ struct rxe2_context {
 	uint32_t num_interconnects;
 	uint64_t dv_caps;		/* enum rxe2_dv_caps */
 	bool imported;			/* ibv_import_device: no dv values */
+	/*
+	 * ib_uverbs refused a write() on cmd_fd with EACCES: this process
+	 * is not the one whose credentials opened the file (see
+	 * rxe2_cmd.c), so the doorbell goes through the ioctl entry.
+	 */
+	atomic_bool write_refused;
 };
 
 /*
@@ -187,7 +193,8 @@ static inline struct rxe2_cq *to_rcq_ex(struct ibv_cq_ex *ibcq)
 /*
  * The send doorbell: a uverbs POST_SEND write() that carries no work
  * request (drivers/infiniband/core/uverbs_cmd.c, ib_uverbs_post_send).
- * Built once per QP, so ringing it is a single write() of 32 bytes.
+ * Built once per QP, so ringing it is a single write() of 32 bytes (or,
+ * in a process write() refuses, the same command through the ioctl).
  */
 struct rxe2_doorbell_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -300,6 +307,40 @@ static inline void rxe2_ring_publish(struct rxe2_ring *ring)
 /* ------------------------------------------------------------------ */
 /* Entry points, one file per object                                   */
 /* ------------------------------------------------------------------ */
+
+/* rxe2_cmd.c: the command and room for its attributes in one piece */
+#define RXE2_IOCTL_MAX_ATTRS 5
+
+union rxe2_ioctl_buf {
+	struct ibv_command_buffer cmd;
+	unsigned char room[sizeof(struct ibv_command_buffer) +
+			   RXE2_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)];
+};
+
+struct ibv_command_buffer *rxe2_ioctl_init(union rxe2_ioctl_buf *buf,
+					   uint16_t object, uint16_t method);
+/* an object by its handle (UVERBS_ATTR_TYPE_IDR) */
+void rxe2_ioctl_obj(struct ibv_command_buffer *cmd, uint16_t id,
+		    uint32_t handle);
+/* a constant (UVERBS_ATTR_CONST_IN) */
+void rxe2_ioctl_const(struct ibv_command_buffer *cmd, uint16_t id,
+		      uint64_t value);
+/* a buffer the kernel reads (UVERBS_ATTR_TYPE_PTR_IN) */
+void rxe2_ioctl_in(struct ibv_command_buffer *cmd, uint16_t id,
+		   const void *ptr, size_t len);
+/* a buffer the kernel writes (UVERBS_ATTR_TYPE_PTR_OUT) */
+void rxe2_ioctl_out(struct ibv_command_buffer *cmd, uint16_t id, void *ptr,
+		    size_t len);
+/*
+ * The legacy write() command req (header, core request of core_req_len
+ * bytes, driver data; in_words and out_words filled in) run through
+ * UVERBS_METHOD_INVOKE_WRITE, the response at resp (core_resp_len bytes,
+ * then the driver's).  Returns 0 or an errno, as write() would have.
+ */
+int rxe2_cmd_write_ioctl(struct ibv_context *ibctx,
+			 const struct ib_uverbs_cmd_hdr *req,
+			 size_t core_req_len, void *resp,
+			 size_t core_resp_len);
 
 /* rxe2_ring.c */
 enum rxe2_ring_kind { RXE2_RING_SQ, RXE2_RING_RQ, RXE2_RING_CQ };

@@ -138,15 +138,31 @@ static void rxe2_doorbell_init(struct rxe2_qp *qp)
  * Tell the kernel that the SQ producer moved.  The command is immutable
  * after creation (only the kernel writes db_resp, and nobody reads it),
  * so concurrent posters may ring it at the same time without a lock.
+ *
+ * The write() is the latency-critical path and stays one system call.
+ * Only a process ib_uverbs refuses it to (EACCES: it imported a command
+ * fd another process opened, see rxe2_cmd.c) takes the ioctl entry, and
+ * the context remembers that so its later doorbells go there directly.
  */
 int rxe2_ring_doorbell(struct rxe2_qp *qp)
 {
+	struct ibv_context *ibctx = qp->vqp.qp.context;
+	struct rxe2_context *ctx = to_rctx(ibctx);
 	ssize_t n;
 
-	n = write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db));
-	if (n == (ssize_t)sizeof(qp->db))
-		return 0;
-	return n < 0 ? errno : EIO;
+	if (!atomic_load_explicit(&ctx->write_refused, memory_order_relaxed)) {
+		n = write(ibctx->cmd_fd, &qp->db, sizeof(qp->db));
+		if (n == (ssize_t)sizeof(qp->db))
+			return 0;
+		if (n >= 0)
+			return EIO;
+		if (errno != EACCES)
+			return errno;
+		atomic_store_explicit(&ctx->write_refused, true,
+				      memory_order_relaxed);
+	}
+	return rxe2_cmd_write_ioctl(ibctx, &qp->db.hdr, sizeof(qp->db.core),
+				    &qp->db_resp, sizeof(qp->db_resp));
 }
 
 /*

@@ -108,67 +108,6 @@ int rxe2dv_query_device(struct ibv_context *context,
 
 /* ---- interconnect ids: rxe2dv_query_mr ---- */
 
-/*
- * One driver method call through libibverbs' execute_ioctl(): the
- * command and room for its attributes in one piece of stack.
- */
-#define RXE2_IOCTL_MAX_ATTRS 4
-
-union rxe2_ioctl_buf {
-	struct ibv_command_buffer cmd;
-	unsigned char room[sizeof(struct ibv_command_buffer) +
-			   RXE2_IOCTL_MAX_ATTRS * sizeof(struct ib_uverbs_attr)];
-};
-
-static struct ibv_command_buffer *rxe2_ioctl_init(union rxe2_ioctl_buf *buf,
-						  uint16_t object,
-						  uint16_t method)
-{
-	struct ibv_command_buffer *cmd = &buf->cmd;
-
-	memset(buf, 0, sizeof(*buf));
-	cmd->hdr.object_id = object;
-	cmd->hdr.method_id = method;
-	cmd->uhw_in_idx = RXE2_IOCTL_NO_UHW;
-	cmd->uhw_out_idx = RXE2_IOCTL_NO_UHW;
-	cmd->next_attr = cmd->hdr.attrs;
-	cmd->last_attr = cmd->hdr.attrs + RXE2_IOCTL_MAX_ATTRS;
-	return cmd;
-}
-
-static struct ib_uverbs_attr *rxe2_ioctl_attr(struct ibv_command_buffer *cmd,
-					      uint16_t id)
-{
-	struct ib_uverbs_attr *attr;
-
-	if (cmd->next_attr >= cmd->last_attr) {
-		cmd->buffer_error = 1;	/* execute_ioctl() says EINVAL */
-		return cmd->last_attr - 1;
-	}
-	attr = cmd->next_attr++;
-	memset(attr, 0, sizeof(*attr));
-	attr->attr_id = id;
-	attr->flags = UVERBS_ATTR_F_MANDATORY;
-	return attr;
-}
-
-/* an object by its handle (UVERBS_ATTR_TYPE_IDR) */
-static void rxe2_ioctl_obj(struct ibv_command_buffer *cmd, uint16_t id,
-			   uint32_t handle)
-{
-	rxe2_ioctl_attr(cmd, id)->data = handle;
-}
-
-/* a buffer the kernel writes (UVERBS_ATTR_TYPE_PTR_OUT) */
-static void rxe2_ioctl_out(struct ibv_command_buffer *cmd, uint16_t id,
-			   void *ptr, uint16_t len)
-{
-	struct ib_uverbs_attr *attr = rxe2_ioctl_attr(cmd, id);
-
-	attr->len = len;
-	attr->data = (uintptr_t)ptr;
-}
-
 int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
 		    uint32_t inlen)
 {

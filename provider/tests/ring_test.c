@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <endian.h>
+#include <sys/syscall.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #include "../rxe2.h"
 
@@ -31,7 +34,9 @@ static int failures, checks;
 		}							\
 	} while (0)
 
-static struct ibv_context ctx;
+/* a whole rxe2_context: the doorbell reads its write_refused */
+static struct rxe2_context rctx;
+static struct ibv_context *const ctx = &rctx.vctx.context;
 static int db_read_fd;
 
 static void fake_ring(struct rxe2_ring *ring, uint32_t num_slots,
@@ -69,7 +74,7 @@ static struct rxe2_qp *fake_qp(enum ibv_qp_type type, uint32_t slots,
 		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		attr.send_ops_flags = send_ops;
 	}
-	qp->vqp.qp.context = &ctx;
+	qp->vqp.qp.context = ctx;
 	qp->vqp.qp.qp_type = type;
 	qp->vqp.qp.state = IBV_QPS_RTS;
 	qp->vqp.qp.handle = 0x1234;
@@ -80,6 +85,42 @@ static struct rxe2_qp *fake_qp(enum ibv_qp_type type, uint32_t slots,
 	if (rxe2_send_init(qp, &attr))
 		return NULL;
 	return qp;
+}
+
+/*
+ * The uverbs file of a process ib_uverbs refuses write() to: this
+ * program's write() answers EACCES for that fd and counts the attempts;
+ * any other fd gets the real system call.
+ */
+static int refused_fd = -1;
+static int refused_writes;
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	if (fd >= 0 && fd == refused_fd) {
+		refused_writes++;
+		errno = EACCES;
+		return -1;
+	}
+	return syscall(SYS_write, fd, buf, count);
+}
+
+/* libibverbs' execute_ioctl(), replaced: what the provider asked for */
+static struct ib_uverbs_ioctl_hdr ioctl_hdr;
+static struct ib_uverbs_attr ioctl_attrs[8];
+static int ioctl_calls;
+
+int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd)
+{
+	unsigned int n = cmd->next_attr - cmd->hdr.attrs;
+
+	ioctl_calls++;
+	if (context != ctx || cmd->buffer_error || n > 8)
+		return EINVAL;
+	ioctl_hdr = cmd->hdr;
+	ioctl_hdr.num_attrs = n;
+	memcpy(ioctl_attrs, cmd->hdr.attrs, n * sizeof(ioctl_attrs[0]));
+	return 0;
 }
 
 /* Doorbells rung since the last call; each one checked byte for byte */
@@ -210,7 +251,7 @@ static void test_post_send_checks(void)
 	struct rxe2_qp *uc = fake_qp(IBV_QPT_UC, 8, 2, 32, 0);
 	struct rxe2_qp *ud = fake_qp(IBV_QPT_UD, 8, 1, 32, 0);
 	struct ibv_context other = { .cmd_fd = -1 };
-	struct rxe2_ah ah = { .ibah = { .context = &ctx }, .ah_num = 77 };
+	struct rxe2_ah ah = { .ibah = { .context = ctx }, .ah_num = 77 };
 	struct rxe2_ah ah2 = { .ibah = { .context = &other }, .ah_num = 78 };
 	char payload[40];
 	struct ibv_sge sge[3] = {
@@ -262,7 +303,7 @@ static void test_post_send_checks(void)
 	memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
 	POST(rc, EINVAL, "BIND_MW without a window");
 	{
-		struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000105,
+		struct ibv_mw mw = { .context = ctx, .rkey = 0xc0000105,
 				     .type = IBV_MW_TYPE_1 };
 		struct ibv_mr bmr = { .lkey = 0x1234 };
 
@@ -465,7 +506,7 @@ static struct rxe2_cq *fake_cq(uint32_t slots)
 	struct rxe2_cq *cq = calloc(1, sizeof(*cq));
 
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	cq->vcq.cq.context = &ctx;
+	cq->vcq.cq.context = ctx;
 	fake_ring(&cq->ring, slots, RXE2_CQE_SIZE);
 	return cq;
 }
@@ -665,7 +706,7 @@ static void test_qp_ex_bind(void)
 	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 4, 1, 0,
 				     IBV_QP_EX_WITH_BIND_MW);
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
-	struct ibv_mw mw = { .context = &ctx, .rkey = 0xc0000300,
+	struct ibv_mw mw = { .context = ctx, .rkey = 0xc0000300,
 			     .type = IBV_MW_TYPE_2 };
 	struct ibv_mr mr = { .lkey = 0x4321 };
 	struct ibv_mw_bind_info bi = { .mr = &mr, .addr = 0x2000,
@@ -702,7 +743,7 @@ static void test_qp_ex_ud(void)
 	struct rxe2_qp *qp = fake_qp(IBV_QPT_UD, 4, 1, 0,
 				     IBV_QP_EX_WITH_SEND);
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
-	struct rxe2_ah ah = { .ibah = { .context = &ctx }, .ah_num = 5 };
+	struct rxe2_ah ah = { .ibah = { .context = ctx }, .ah_num = 5 };
 
 	ibv_wr_start(qpx);
 	ibv_wr_send(qpx);
@@ -718,13 +759,66 @@ static void test_qp_ex_ud(void)
 	doorbells(qp);
 }
 
+/* ioctl_attrs[i] is the attribute id, with that length and data */
+static bool ioctl_attr_is(unsigned int i, uint16_t id, uint16_t len,
+			  uint64_t data)
+{
+	const struct ib_uverbs_attr *a = &ioctl_attrs[i];
+
+	return i < ioctl_hdr.num_attrs && a->attr_id == id && a->len == len &&
+	       a->data == data && a->flags == UVERBS_ATTR_F_MANDATORY;
+}
+
+/*
+ * write() refused with EACCES: the same POST_SEND goes through
+ * UVERBS_METHOD_INVOKE_WRITE, and the context's later doorbells skip
+ * write().  Any other write() error is the post's error.
+ */
+static void test_doorbell_refused(void)
+{
+	struct rxe2_qp *qp = fake_qp(IBV_QPT_RC, 8, 1, 0, 0);
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad;
+	int pipe_fd = ctx->cmd_fd, ret;
+
+	refused_fd = ctx->cmd_fd = 1000;
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == 0 && refused_writes == 1 && ioctl_calls == 1 &&
+	      atomic_load(&rctx.write_refused),
+	      "EACCES: ret %d, %d write()s, %d ioctls", ret, refused_writes,
+	      ioctl_calls);
+	CHECK(ioctl_hdr.object_id == UVERBS_OBJECT_DEVICE &&
+	      ioctl_hdr.method_id == UVERBS_METHOD_INVOKE_WRITE &&
+	      ioctl_hdr.num_attrs == 3, "INVOKE_WRITE with 3 attributes");
+	CHECK(ioctl_attr_is(0, UVERBS_ATTR_WRITE_CMD, 8,
+			    IB_USER_VERBS_CMD_POST_SEND) &&
+	      ioctl_attr_is(1, UVERBS_ATTR_CORE_IN, sizeof(qp->db.core),
+			    (uintptr_t)&qp->db.core) &&
+	      ioctl_attr_is(2, UVERBS_ATTR_CORE_OUT, sizeof(qp->db_resp),
+			    (uintptr_t)&qp->db_resp),
+	      "WRITE_CMD POST_SEND, CORE_IN the request, CORE_OUT db_resp");
+
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == 0 && refused_writes == 1 && ioctl_calls == 2,
+	      "remembered: straight to the ioctl (%d write()s, %d ioctls)",
+	      refused_writes, ioctl_calls);
+
+	/* a closed fd: EBADF is returned, not taken for a refusal */
+	atomic_store(&rctx.write_refused, false);
+	refused_fd = -1;
+	ret = rxe2_post_send(&qp->vqp.qp, &wr, &bad);
+	CHECK(ret == EBADF && ioctl_calls == 2 &&
+	      !atomic_load(&rctx.write_refused), "EBADF: ret %d", ret);
+	ctx->cmd_fd = pipe_fd;
+}
+
 int main(void)
 {
 	int fds[2];
 
 	if (pipe2(fds, O_NONBLOCK))
 		return 1;
-	ctx.cmd_fd = fds[1];
+	ctx->cmd_fd = fds[1];
 	db_read_fd = fds[0];
 
 	test_post_send_rc();
@@ -737,6 +831,7 @@ int main(void)
 	test_qp_ex();
 	test_qp_ex_bind();
 	test_qp_ex_ud();
+	test_doorbell_refused();
 
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

@@ -353,6 +353,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	enum rxe2_rx_what what;
 	struct sk_buff *skb = NULL;
 	struct rxe2_pkt pkt;
 	int budget = 256;
@@ -367,7 +368,18 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		    !READ_ONCE(qp->dp.lack_valid) &&
 		    !READ_ONCE(qp->dp.lreq_len))
 			break;
-		switch (rxe2_rx_next(qp, &skb, &smsn, &psn)) {
+		/*
+		 * A handed-over request needs no lock: the slot is filled
+		 * only while the queue is empty, so it came before anything
+		 * queued, and only we free it.  (Before or after an ACK
+		 * does not matter.)
+		 */
+		if (!READ_ONCE(qp->dp.lack_valid) &&
+		    smp_load_acquire(&qp->dp.lreq_len))	/* then its bytes */
+			what = RXE2_RX_REQ;
+		else
+			what = rxe2_rx_next(qp, &skb, &smsn, &psn);
+		switch (what) {
 		case RXE2_RX_NONE:
 			goto out;
 		case RXE2_RX_ACK:

@@ -281,7 +281,8 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	ok = skb_queue_empty(&dp->rx_queue) && !smp_load_acquire(&dp->lreq_len);
 	if (ok) {
 		memcpy(dp->lreq, req, len);
-		WRITE_ONCE(dp->lreq_len, len);
+		/* release: the runner may take it without the lock */
+		smp_store_release(&dp->lreq_len, len);
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
 	if (!ok)

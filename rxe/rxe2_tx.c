@@ -6,7 +6,8 @@
  * from the sgid's address and leaves through ip_local_out() or
  * ip6_local_out() without any socket; the neighbour layer resolves the
  * MAC.  A packet to a GID of an rxe2 device in the same namespace
- * (loopback) skips all that: see rxe2_tx_send().
+ * (loopback) skips all that: see rxe2_tx_send().  A small request to a
+ * local QP is not even a packet: see rxe2_tx_begin().
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>

@@ -90,6 +90,8 @@ void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
 		     struct sk_buff *skb);
 bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 			 u32 psn);
+bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
+			 const void *req, u32 len);
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
@@ -138,6 +140,10 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb);
 bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn);
+struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
+			       unsigned int paylen, struct sk_buff **skb);
+int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		   struct sk_buff *skb);
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 		   u32 dqpn, bool ackreq, u32 psn);
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);

@@ -266,8 +266,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY))
 		ackreq = true;
 
-	skb = rxe2_tx_alloc(qp, oi->hdr_len, n, &bth);
-	if (!skb)
+	bth = rxe2_tx_begin(qp, oi->hdr_len, n, &skb);	/* skb or staged */
+	if (!bth)
 		return -ENOMEM;
 	rxe2_bth_init(bth, op,
 		      last && (w->send_flags & IB_SEND_SOLICITED),
@@ -330,7 +330,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		}
 	}
 
-	rxe2_tx_send(qp, av, sport, skb);	/* a lost packet is retried */
+	rxe2_tx_finish(qp, av, sport, skb);	/* a lost packet is retried */
 	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
 	dp->req_psn = (dp->req_psn + npsn) & RXE2_PSN_MASK;
 	if (rxe2_is_read_or_atomic(w->opcode))

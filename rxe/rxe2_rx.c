@@ -229,6 +229,37 @@ static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * A request handed over by rxe2_qp_deliver_req(), in dp.lreq: our own
+ * requester built it, but it may name a QP of another type (a peer that
+ * points an RC QP at a UC QP's number), so opcode and length are checked
+ * as for a packet.  False: drop.
+ */
+static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_bth *bth = (struct rxe2_bth *)qp->dp.lreq;
+	const struct rxe2_opinfo *oi = &rxe2_opinfo[bth->opcode];
+	u32 len = qp->dp.lreq_len;
+	u32 apsn;
+
+	if (!(oi->flags & RXE2_OPF_VALID) || !(oi->flags & RXE2_OPF_REQ) ||
+	    !rxe2_op_fits_qp(qp, bth->opcode) || len < oi->hdr_len)
+		return false;
+	pkt->skb = NULL;
+	pkt->hdr = (u8 *)bth;
+	pkt->opcode = bth->opcode;
+	pkt->flags = oi->flags;
+	pkt->se = bth->flags & RXE2_BTH_SE;
+	pkt->ipv6 = false;	/* only UD looks, and UD is never handed over */
+	apsn = ntohl(bth->apsn);
+	pkt->psn = apsn & RXE2_PSN_MASK;
+	pkt->ackreq = apsn & RXE2_BTH_ACKREQ;
+	pkt->qpn = ntohl(bth->qpn) & RXE2_QPN_MASK;
+	pkt->payload = pkt->hdr + oi->hdr_len;
+	pkt->paylen = len - oi->hdr_len;
+	return (oi->flags & RXE2_OPF_PAYLOAD) || !pkt->paylen;
+}
+
 /* an ACK handed over by rxe2_qp_deliver_ack(), to the completer */
 static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 {
@@ -251,40 +282,82 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
 }
 
+enum rxe2_rx_what {
+	RXE2_RX_NONE,
+	RXE2_RX_ACK,		/* a handed-over ACK: *smsn, *psn */
+	RXE2_RX_REQ,		/* a handed-over request in dp.lreq */
+	RXE2_RX_SKB,		/* a packet: *skb */
+};
+
 /*
- * The next packet, or NULL with *ack set to a handed-over ACK, which
- * goes first: it was handed over while the queue was empty, so whatever
- * is queued came after it.
+ * What comes next.  A handed-over ACK or request goes before the queue:
+ * it was handed over while the queue was empty, so whatever is queued
+ * came after it.  (ACKs go to the completer, requests to the responder:
+ * between the two the order does not matter.)
  */
-static struct sk_buff *rxe2_rx_next(struct rxe2_qp *qp, bool *ack, u32 *smsn,
-				    u32 *psn)
+static enum rxe2_rx_what rxe2_rx_next(struct rxe2_qp *qp,
+				      struct sk_buff **skb, u32 *smsn,
+				      u32 *psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct sk_buff *skb = NULL;
+	enum rxe2_rx_what what = RXE2_RX_NONE;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
-	*ack = dp->lack_valid;
-	if (*ack) {
+	if (dp->lack_valid) {
 		*smsn = dp->lack_smsn;
 		*psn = dp->lack_psn;
 		WRITE_ONCE(dp->lack_valid, false);
+		what = RXE2_RX_ACK;
+	} else if (dp->lreq_len) {
+		what = RXE2_RX_REQ;	/* freed once handled */
 	} else {
-		skb = __skb_dequeue(&dp->rx_queue);
+		*skb = __skb_dequeue(&dp->rx_queue);
+		if (*skb)
+			what = RXE2_RX_SKB;
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
-	return skb;
+	return what;
+}
+
+/* a packet to the responder or the completer; false: it has to wait */
+static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+
+	/*
+	 * A request waits for the READ being answered, except a repeated
+	 * READ: the requester lost responses and asks again, so the stream
+	 * in progress is useless.
+	 */
+	if ((pkt->flags & RXE2_OPF_REQ) && qp->dp.rd_active &&
+	    !((pkt->flags & RXE2_OPF_READ) &&
+	      rxe2_psn_diff(pkt->psn, qp->dp.resp_psn) < 0))
+		return false;
+	if (pkt->flags & RXE2_OPF_REQ) {
+		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
+			rxe2_resp_rx(qp, pkt);
+		else
+			atomic64_inc(&rdev->rx_dropped);
+	} else {
+		if (qp->ibqp.qp_type == IB_QPT_RC &&
+		    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
+			rxe2_comp_rx(qp, pkt);
+		else
+			atomic64_inc(&rdev->rx_dropped);
+	}
+	return true;
 }
 
 /* caller holds state_lock */
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-	struct sk_buff *skb;
+	enum rxe2_rx_what what;
+	struct sk_buff *skb = NULL;
 	struct rxe2_pkt pkt;
 	int budget = 256;
 	u32 smsn, psn;
-	bool ack;
 
 	while (budget--) {
 		/* READ responses still to send, a budget at a time */
@@ -292,45 +365,48 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
 		/* an empty queue costs no IRQ-off section */
 		if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
-		    !READ_ONCE(qp->dp.lack_valid))
+		    !READ_ONCE(qp->dp.lack_valid) &&
+		    !READ_ONCE(qp->dp.lreq_len))
 			break;
-		skb = rxe2_rx_next(qp, &ack, &smsn, &psn);
-		if (ack) {
+		/*
+		 * A handed-over request needs no lock: the slot is filled
+		 * only while the queue is empty, so it came before anything
+		 * queued, and only we free it.  (Before or after an ACK
+		 * does not matter.)
+		 */
+		if (!READ_ONCE(qp->dp.lack_valid) &&
+		    smp_load_acquire(&qp->dp.lreq_len))	/* then its bytes */
+			what = RXE2_RX_REQ;
+		else
+			what = rxe2_rx_next(qp, &skb, &smsn, &psn);
+		switch (what) {
+		case RXE2_RX_NONE:
+			goto out;
+		case RXE2_RX_ACK:
 			rxe2_rx_loop_ack(qp, smsn, psn);
 			continue;
-		}
-		if (!skb)
+		case RXE2_RX_REQ:
+			if (!rxe2_rx_parse_loop(qp, &pkt))
+				atomic64_inc(&rdev->rx_dropped);
+			else if (!rxe2_rx_pkt(qp, &pkt))
+				return;	/* stays in the slot */
+			/* release: done with the slot, a sender may refill it */
+			smp_store_release(&qp->dp.lreq_len, 0);
+			continue;
+		case RXE2_RX_SKB:
 			break;
+		}
 		if (!rxe2_rx_parse(qp, skb, &pkt)) {
 			rxe2_rx_drop(rdev, skb);
 			continue;
 		}
-		/*
-		 * A request waits for the READ being answered, except a
-		 * repeated READ: the requester lost responses and asks
-		 * again, so the stream in progress is useless.
-		 */
-		if ((pkt.flags & RXE2_OPF_REQ) && qp->dp.rd_active &&
-		    !((pkt.flags & RXE2_OPF_READ) &&
-		      rxe2_psn_diff(pkt.psn, qp->dp.resp_psn) < 0)) {
+		if (!rxe2_rx_pkt(qp, &pkt)) {
 			skb_queue_head(&qp->dp.rx_queue, skb);
 			return;
 		}
-		if (pkt.flags & RXE2_OPF_REQ) {
-			if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-				rxe2_resp_rx(qp, &pkt);
-			else
-				atomic64_inc(&rdev->rx_dropped);
-		} else {
-			if (qp->ibqp.qp_type == IB_QPT_RC &&
-			    (qp->state == IB_QPS_RTS ||
-			     qp->state == IB_QPS_SQD))
-				rxe2_comp_rx(qp, &pkt);
-			else
-				atomic64_inc(&rdev->rx_dropped);
-		}
 		kfree_skb(skb);
 	}
+out:
 	if (budget < 0 && !skb_queue_empty(&qp->dp.rx_queue))
 		rxe2_qp_kick(qp);
 }

@@ -80,7 +80,7 @@ static bool rxe2_qp_has_work(struct rxe2_qp *qp)
 {
 	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
 	       (!skb_queue_empty(&qp->dp.rx_queue) ||
-		READ_ONCE(qp->dp.lack_valid) ||
+		READ_ONCE(qp->dp.lack_valid) || READ_ONCE(qp->dp.lreq_len) ||
 		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
 }
 
@@ -256,6 +256,42 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 	return true;
 }
 
+/*
+ * rxe2_qp_deliver_req() - a request packet from the runner of @from to
+ * @to without an skb: @req is its transport headers and payload, len
+ * bytes (no pad, no ICRC), which @to's runner takes as if the packet had
+ * arrived (rxe2_rx_run()).  Like an ACK, only while @to has no packet
+ * queued and no earlier request of this kind waiting, so the order of
+ * everything @to receives stays the order it was sent in.  True: handed
+ * over, and the caller's reference on @to consumed; false: nothing done,
+ * send a packet.
+ */
+bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
+			 const void *req, u32 len)
+{
+	struct rxe2_qp_dp *dp = &to->dp;
+	unsigned long flags;
+	bool ok;
+
+	if (!len || len > sizeof(dp->lreq) ||
+	    test_bit(RXE2_QPF_DYING, &dp->flags))
+		return false;
+	spin_lock_irqsave(&dp->rx_queue.lock, flags);
+	/* acquire: the runner has finished with the slot it freed */
+	ok = skb_queue_empty(&dp->rx_queue) && !smp_load_acquire(&dp->lreq_len);
+	if (ok) {
+		memcpy(dp->lreq, req, len);
+		/* release: the runner may take it without the lock */
+		smp_store_release(&dp->lreq_len, len);
+	}
+	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
+	if (!ok)
+		return false;
+	rxe2_qp_deliver_run(from, to);
+	rxe2_qp_put(to);
+	return true;
+}
+
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
@@ -294,6 +330,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	dp->inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
 	dp->lack_valid = false;
+	dp->lreq_len = 0;
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
 	dp->swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
@@ -354,6 +391,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	skb_queue_purge(&dp->rx_queue);
 	WRITE_ONCE(dp->lack_valid, false);
+	WRITE_ONCE(dp->lreq_len, 0);
 	rxe2_resp_reset(qp);
 	memset(dp->sinfo, 0, qp->sq.num_slots * sizeof(*dp->sinfo));
 	dp->req_next = qp->sq.dev_index;

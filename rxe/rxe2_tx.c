@@ -6,7 +6,8 @@
  * from the sgid's address and leaves through ip_local_out() or
  * ip6_local_out() without any socket; the neighbour layer resolves the
  * MAC.  A packet to a GID of an rxe2 device in the same namespace
- * (loopback) skips all that: see rxe2_tx_send().
+ * (loopback) skips all that: see rxe2_tx_send().  A small request to a
+ * local QP is not even a packet: see rxe2_tx_begin().
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -250,41 +251,20 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 }
 
 /*
- * rxe2_tx_send() - add UDP and IP headers and the ICRC, route and send.
- * Consumes the skb.  Returns 0 or a negative errno (packet dropped).
- * Caller: the runner of qp (holds its state_lock, sleepable).
- *
- * A packet to a GID of an rxe2 device in the same namespace (our own, or
- * another device's on this host) is loopback: it is handed to the
- * receiving QP directly (rxe2_qp_deliver()), without routing, netfilter
- * or the lo device, in order, and marked trusted: no ICRC is computed or
- * checked for it unless a tap watches our netdev, which then sees it
- * with a valid ICRC.
+ * Add UDP and IP headers to a packet whose destination was looked up
+ * (rxe2_rx_loop_target(): @local, and the receiving QP @to with a
+ * reference, which this consumes), then hand it over or route it.
  */
-int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
-		 struct sk_buff *skb)
+static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
+			u16 sport, struct sk_buff *skb, struct rxe2_qp *to,
+			bool local)
 {
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-	struct net_device *ndev = rdev->ndev;
+	struct net_device *ndev = rxe2_qp_rdev(qp)->ndev;
 	struct net *net = dev_net(ndev);
 	unsigned int tlen = skb->len;	/* BTH .. ICRC */
-	struct rxe2_qp *to;
 	struct udphdr *uh;
-	bool local;
 	int ret;
 
-	/* a port that is down sends nothing (RC retries, then gives up) */
-	if (!READ_ONCE(rdev->port_active)) {
-		kfree_skb(skb);
-		return -ENETDOWN;
-	}
-	to = rxe2_rx_loop_target(net, &av->daddr,
-				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
-				 &local);
-	if (local && !to) {
-		kfree_skb(skb);
-		return 0;	/* as if the receiver dropped it */
-	}
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);
@@ -321,4 +301,107 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	else
 		ret = ip_local_out(net, NULL, skb);
 	return net_xmit_eval(ret) ? -ENOBUFS : 0;
+}
+
+/*
+ * rxe2_tx_send() - add UDP and IP headers and the ICRC, route and send.
+ * Consumes the skb.  Returns 0 or a negative errno (packet dropped).
+ * Caller: the runner of qp (holds its state_lock, sleepable).
+ *
+ * A packet to a GID of an rxe2 device in the same namespace (our own, or
+ * another device's on this host) is loopback: it is handed to the
+ * receiving QP directly (rxe2_qp_deliver()), without routing, netfilter
+ * or the lo device, in order, and marked trusted: no ICRC is computed or
+ * checked for it unless a tap watches our netdev, which then sees it
+ * with a valid ICRC.
+ */
+int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		 struct sk_buff *skb)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_qp *to;
+	bool local;
+
+	/* a port that is down sends nothing (RC retries, then gives up) */
+	if (!READ_ONCE(rdev->port_active)) {
+		kfree_skb(skb);
+		return -ENETDOWN;
+	}
+	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
+				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
+				 &local);
+	if (local && !to) {
+		kfree_skb(skb);
+		return 0;	/* as if the receiver dropped it */
+	}
+	return rxe2_tx_xmit(qp, av, sport, skb, to, local);
+}
+
+/*
+ * rxe2_tx_begin() - start a request packet of hdr_len bytes of transport
+ * headers and paylen bytes of payload; returns its zeroed headers (the
+ * payload follows, the caller fills all of it), NULL without memory.
+ *
+ * A small RC or UC request while no tap watches our netdev is built in
+ * qp->dp.tx_stage instead of an skb (*skb NULL): if its destination is
+ * a local QP with nothing queued, rxe2_tx_finish() hands it over as a
+ * call (rxe2_qp_deliver_req()), and the receiver takes it as it stands,
+ * without an skb, IP and UDP headers or parsing of them.  Otherwise it
+ * becomes a packet there.  UD requests stay packets: their receiver
+ * needs the IP header for the GRH.  Caller: the runner of qp.
+ */
+struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
+			       unsigned int paylen, struct sk_buff **skb)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_bth *bth;
+
+	if (hdr_len + paylen <= RXE2_LOOP_REQ_MAX &&
+	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
+	    !dev_nit_active(rdev->ndev)) {
+		*skb = NULL;
+		qp->dp.tx_stage_len = hdr_len + paylen;
+		memset(qp->dp.tx_stage, 0, hdr_len);
+		return (struct rxe2_bth *)qp->dp.tx_stage;
+	}
+	*skb = rxe2_tx_alloc(qp, hdr_len, paylen, &bth);
+	return *skb ? bth : NULL;
+}
+
+/*
+ * rxe2_tx_finish() - send what rxe2_tx_begin() built: the skb, or the
+ * staged request, handed over as a call when it can be and turned into a
+ * packet when not (a tap came up, a remote destination, the receiver has
+ * a packet or another request queued).  0 or a negative errno (dropped:
+ * RC retries).  Caller: the runner of qp.
+ */
+int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		   struct sk_buff *skb)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_bth *bth = (struct rxe2_bth *)dp->tx_stage;
+	struct rxe2_qp *to;
+	bool local;
+
+	if (skb)
+		return rxe2_tx_send(qp, av, sport, skb);
+	if (!READ_ONCE(rdev->port_active))
+		return -ENETDOWN;
+	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
+				 ntohl(bth->qpn), &local);
+	if (local && !to)
+		return 0;	/* as if the receiver dropped it */
+	if (local && !dev_nit_active(rdev->ndev) &&
+	    rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))
+		return 0;
+	/* a packet after all; as headers and payload, the pad is the same */
+	skb = rxe2_tx_alloc(qp, 0, dp->tx_stage_len, &bth);
+	if (!skb) {
+		if (to)
+			rxe2_qp_put(to);
+		return -ENOMEM;
+	}
+	memcpy(bth, dp->tx_stage, dp->tx_stage_len);
+	return rxe2_tx_xmit(qp, av, sport, skb, to, local);
 }

@@ -438,6 +438,11 @@ struct rxe2_swqe_info {
 #define RXE2_MAX_RD_ATOM	128
 /* atomic results a responder keeps for replay: one per resource */
 #define RXE2_ATOMIC_REPLAY	RXE2_MAX_RD_ATOM
+/*
+ * A loopback request handed over without a packet: transport headers
+ * (at most BTH + ATMETH, 40 bytes) and payload, at most this many bytes.
+ */
+#define RXE2_LOOP_REQ_MAX	320
 
 struct rxe2_qp_dp {
 	struct work_struct work;
@@ -524,6 +529,18 @@ struct rxe2_qp_dp {
 	bool lack_valid;
 	u32 lack_smsn;
 	u32 lack_psn;
+	/*
+	 * A request from a local peer handed over without a packet
+	 * (rxe2_qp_deliver_req()): its transport headers and payload as
+	 * on the wire, without pad and ICRC.  lreq_len 0: the slot is
+	 * free.  Filled under rx_queue.lock by the sender, freed by our
+	 * runner once the request is handled.
+	 */
+	u32 lreq_len;
+	u8 lreq[RXE2_LOOP_REQ_MAX] __aligned(8);
+	/* our requester's packet being built for that (rxe2_tx_begin()) */
+	u32 tx_stage_len;
+	u8 tx_stage[RXE2_LOOP_REQ_MAX] __aligned(8);
 };
 
 /* rxe2_qp.c: QP objects and the IBTA state machine */

@@ -31,8 +31,6 @@ enum {
 
 /* releases the pages of replaced objects once their last message ends */
 static struct workqueue_struct *rxe2_mr_wq;
-/* names a set of pages (umem): a rereg that keeps them keeps the name */
-static atomic64_t rxe2_mr_pgen = ATOMIC64_INIT(0);
 
 static void rxe2_mr_teardown_work(struct work_struct *work);
 
@@ -44,7 +42,6 @@ static void rxe2_mr_obj_init(struct rxe2_mr *obj, struct rxe2_mr *owner)
 	refcount_set(&obj->msgs, 1);
 	refcount_set(&obj->life, obj == owner ? 2 : 1);
 	obj->owner = owner;
-	obj->pgen = atomic64_inc_return(&rxe2_mr_pgen);
 	INIT_LIST_HEAD(&obj->retire_node);
 	INIT_WORK(&obj->teardown, rxe2_mr_teardown_work);
 }
@@ -302,14 +299,19 @@ static void rxe2_mr_teardown_work(struct work_struct *work)
  */
 static void rxe2_mr_msgs_put(struct rxe2_mr *obj, bool now)
 {
-	if (!refcount_dec_and_test(&obj->msgs))
-		return;
-	if (test_and_set_bit(RXE2_MRO_TORN, &obj->oflags))
-		rxe2_mr_life_put(obj);
-	else if (now)
-		rxe2_mr_teardown(obj);
-	else
-		queue_work(rxe2_mr_wq, &obj->teardown);
+	struct rxe2_mr *succ;
+
+	while (obj && refcount_dec_and_test(&obj->msgs)) {
+		/* nobody can follow obj to its successor any more */
+		succ = obj->succ;
+		if (test_and_set_bit(RXE2_MRO_TORN, &obj->oflags))
+			rxe2_mr_life_put(obj);
+		else if (now)
+			rxe2_mr_teardown(obj);
+		else
+			queue_work(rxe2_mr_wq, &obj->teardown);
+		obj = succ;
+	}
 }
 
 /*
@@ -507,8 +509,6 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new->ibmr.length = new->length;
 	new->ibmr.page_size = PAGE_SIZE;
 	rxe2_mr_obj_init(new, mr);
-	if (!repin)
-		new->pgen = old->pgen;
 
 	/*
 	 * Not while memory windows are bound to it (as for dereg); from
@@ -535,6 +535,9 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		 * on through the new one if that grants what it needs.
 		 */
 		set_bit(RXE2_MRO_TORN, &old->oflags);
+		refcount_inc(&new->msgs);
+		/* before DEAD: whoever sees old dead finds its successor */
+		WRITE_ONCE(old->succ, new);
 		rxe2_mr_kill(old);
 	}
 	/*
@@ -562,21 +565,29 @@ struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
 		}
 		if (h[i].key != key)
 			continue;
-		held = h[i].mr;
-		/* checked first so that a dying object's wait stays short */
-		if (!test_bit(RXE2_MRO_DEAD, &held->oflags) &&
-		    refcount_inc_not_zero(&held->ref))
+		/*
+		 * Dead: a dereg (then its successors are dead too), or a
+		 * rereg that kept the pages; the successor, should it grant
+		 * what the message needs, carries on with the same pages.
+		 * DEAD is tested first so that a dying object's wait for
+		 * accesses in progress stays short.
+		 */
+		for (held = h[i].mr; held; held = READ_ONCE(held->succ)) {
+			if (held->ibmr.pd != pd || (access & ~held->access))
+				break;
+			if (test_bit(RXE2_MRO_DEAD, &held->oflags) ||
+			    !refcount_inc_not_zero(&held->ref)) {
+				smp_rmb();	/* DEAD, then succ */
+				continue;
+			}
+			if (held != h[i].mr) {
+				/* held's msgs: its predecessor's link to it */
+				refcount_inc(&held->msgs);
+				rxe2_mr_msgs_put(h[i].mr, false);
+				h[i].mr = held;
+			}
 			return held;
-		/* dead: a dereg, or a rereg that kept the pages */
-		mr = rxe2_mr_lookup(rdev, key, pd, access);
-		if (mr && mr->pgen == held->pgen &&
-		    refcount_inc_not_zero(&mr->msgs)) {
-			h[i].mr = mr;
-			rxe2_mr_msgs_put(held, false);
-			return mr;
 		}
-		if (mr)
-			rxe2_mr_put(mr);
 		return NULL;
 	}
 	for (tries = 0; tries < 8; tries++) {

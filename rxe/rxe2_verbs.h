@@ -246,15 +246,16 @@ struct rxe2_mr {
 	 * current one + 1 per message holding it (struct rxe2_mr_hold);
 	 * when it reaches 0 the object's own pages are released (from a
 	 * work item).  life: the struct itself (1 for that, + 1 on the
-	 * object that is the ib_mr, until dereg).  pgen names the pages:
-	 * a rereg that keeps them passes it on, so a message whose object
-	 * died may continue on its successor.
+	 * object that is the ib_mr, until dereg).  A rereg that keeps the
+	 * pages kills the old object at once and links it to the new one
+	 * (succ), so a message holding it continues on the same pages.
 	 */
 	refcount_t msgs;
 	refcount_t life;
 	unsigned long oflags;		/* RXE2_MRO_* */
-	u64 pgen;
 	struct rxe2_mr *owner;		/* the object that is the ib_mr */
+	/* the object a rereg that kept the pages replaced this one by (msgs) */
+	struct rxe2_mr *succ;
 	struct list_head retired;	/* owner: replaced objects with pages */
 	struct list_head retire_node;
 	struct work_struct teardown;

@@ -16,10 +16,13 @@
  *   - the owner RDMA READs into it (local SGE scatter).
  * Every message that completes with SUCCESS is whole in exactly one page
  * set, byte for byte, never a mix (a failed one would have to carry the
- * documented error status).  Last, a peer stalls mid-WRITE (its link goes
- * down): a rereg of the translation returns and the WRITE, resumed,
- * finishes whole on the old pages; a rereg of the access and a dereg
- * return, and the WRITE, resumed, fails with REM_ACCESS_ERR.
+ * documented error status).  All of it again with an access rereg
+ * (same rights, same pages) before each translation flip.  Last, a peer
+ * stalls mid-WRITE (its link goes down): a rereg of the translation
+ * returns and the WRITE, resumed, finishes whole on the old pages; one
+ * of the access that keeps remote write returns and the WRITE finishes;
+ * one that revokes it, and a dereg, return, and the resumed WRITE fails
+ * with REM_ACCESS_ERR.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,6 +55,7 @@ static struct ibv_mr *mr;	/* the owner's, flipped */
 static uint8_t *pbuf;		/* the peer's local memory */
 static struct ibv_mr *pmr;
 static atomic_int stop, flips, flip_err;
+static bool flip_access;	/* an access rereg between two translations */
 static int cur_set;		/* the page set v maps */
 
 static bool wire_up(void)
@@ -90,6 +94,12 @@ static void *flipper(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		if (flip_access &&
+		    ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				 0, RW)) {
+			atomic_store(&flip_err, errno ? errno : -1);
+			return NULL;
+		}
 		if (flip_to(cur_set ^ 1)) {
 			atomic_store(&flip_err, errno ? errno : -1);
 			return NULL;
@@ -231,7 +241,7 @@ static void prepare(enum kind k)
 	}
 }
 
-static void run_kind(enum kind k)
+static void run_kind(enum kind k, bool with_access)
 {
 	struct dp_qp pa, pb;
 	struct ibv_qp_cap cap = dp_small_cap;
@@ -257,6 +267,7 @@ static void run_kind(enum kind k)
 				tap_bail("post_recv: %s", strerror(errno));
 	cq = peer_sends ? pa.scq : pb.scq;
 	atomic_store(&stop, 0);
+	flip_access = with_access;
 	f0 = atomic_load(&flips);
 	if (pthread_create(&th, NULL, flipper, NULL))
 		tap_bail("pthread_create");
@@ -295,10 +306,11 @@ static void run_kind(enum kind k)
 		while (n > 0)
 			n = ibv_poll_cq(pb.rcq, WIN, wc);
 	}
-	tap_ret(atomic_load(&flip_err), 0, "%s: every rereg succeeded",
-		kind_name[k]);
-	tap_diag("  %d translation flips; %d messages whole in the first pages, %d in the second, %d failed with %s",
-		 atomic_load(&flips) - f0, t.in[0], t.in[1], t.failed,
+	tap_ret(atomic_load(&flip_err), 0, "%s%s: every rereg succeeded",
+		kind_name[k], with_access ? ", access reregs too" : "");
+	tap_diag("  %d translation flips%s; %d messages whole in the first pages, %d in the second, %d failed with %s",
+		 atomic_load(&flips) - f0,
+		 with_access ? " with an access rereg before each" : "", t.in[0], t.in[1], t.failed,
 		 dp_status_str(k == K_SEND ? IBV_WC_REM_OP_ERR :
 			       k <= K_READ ? IBV_WC_REM_ACCESS_ERR :
 			       IBV_WC_LOC_PROT_ERR));
@@ -391,8 +403,9 @@ static int resume(struct dp_qp *pa)
 /*
  * rereg of the translation while a peer is stalled mid-WRITE returns at
  * once; the WRITE, resumed, finishes whole on the pages it started on.
- * Then rereg (access) and dereg while stalled: both return, and the
- * resumed WRITE fails with REM_ACCESS_ERR.
+ * A rereg of the access that keeps remote write: the WRITE finishes
+ * through the new object.  One that revokes it, or a dereg: the call
+ * returns and the resumed WRITE fails with REM_ACCESS_ERR.
  */
 static void test_stall(void)
 {
@@ -420,12 +433,53 @@ static void test_stall(void)
 		tap_skip("on the old pages");
 	}
 
+	/* same pages, same rights: the WRITE goes on through the new object */
 	set = cur_set;
 	if (stall_write(&pa, &pb, set)) {
 		alarm(60);
-		ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
-				   0, RW);
-		tap_ret(ret, 0, "rereg (access) returns while a peer is stalled mid-WRITE");
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, RW), 0,
+			"rereg (access kept) returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_SUCCESS &&
+		       dp_verify(view[set], SET, 4242) == -1,
+		       "the resumed WRITE completes whole: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("rereg (access kept) under a stalled message");
+		tap_skip("the stalled WRITE completes");
+	}
+
+	/* remote write revoked mid-message: the rest of it is refused */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_READ), 0,
+			"rereg revoking remote write returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_REM_ACCESS_ERR,
+		       "the resumed WRITE fails: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, RW), 0, "remote write granted again");
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("revocation under a stalled message");
+		tap_skip("the stalled WRITE fails");
+		tap_skip("remote write granted again");
+	}
+
+	/* and the MR deregistered: the rest of it is refused too */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
 		ret = ibv_dereg_mr(mr);
 		tap_ret(ret, 0, "dereg returns while a peer is stalled mid-WRITE");
 		alarm(0);
@@ -437,7 +491,6 @@ static void test_stall(void)
 		dp_qp_free(&pa);
 		dp_qp_free(&pb);
 	} else {
-		tap_skip("rereg under a stalled message");
 		tap_skip("dereg under a stalled message");
 		tap_skip("the stalled WRITE fails");
 	}
@@ -471,7 +524,9 @@ int main(void)
 	pmr = dp_reg(wa.pd, pbuf, SET, RW);
 
 	for (k = K_WRITE; k <= K_SCATTER; k++)
-		run_kind(k);
+		run_kind(k, false);
+	for (k = K_WRITE; k <= K_SCATTER; k++)
+		run_kind(k, true);
 	test_stall();
 
 	if (mr)

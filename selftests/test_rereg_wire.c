@@ -17,7 +17,9 @@
  * Every message that completes with SUCCESS is whole in exactly one page
  * set, byte for byte, never a mix (a failed one would have to carry the
  * documented error status).  All of it again with an access rereg
- * (same rights, same pages) before each translation flip.  Last, a peer
+ * (same rights, same pages) before each translation flip, and with
+ * on-demand paging turned on and off in a loop instead (a new pinned or
+ * ODP umem over the same pages each time).  Last, a peer
  * stalls mid-WRITE (its link goes down): a rereg of the translation
  * returns and the WRITE, resumed, finishes whole on the old pages; one
  * of the access that keeps remote write returns and the WRITE finishes;
@@ -55,7 +57,12 @@ static struct ibv_mr *mr;	/* the owner's, flipped */
 static uint8_t *pbuf;		/* the peer's local memory */
 static struct ibv_mr *pmr;
 static atomic_int stop, flips, flip_err;
-static bool flip_access;	/* an access rereg between two translations */
+/* what the flipper does in a loop */
+static enum {
+	FLIP_TRANS,		/* a new translation (other pages, same VA) */
+	FLIP_TRANS_ACCESS,	/* the same, an access rereg before each */
+	FLIP_ODP,		/* access: on-demand paging on, off, ... */
+} flip_mode;
 static int cur_set;		/* the page set v maps */
 
 static bool wire_up(void)
@@ -93,8 +100,26 @@ static int flip_to(int set);
 static void *flipper(void *arg)
 {
 	(void)arg;
+	int odp = 0;
+
 	while (!atomic_load(&stop)) {
-		if (flip_access &&
+		/*
+		 * An ODP MR follows the process's mappings, so it is not
+		 * moved by remapping v (that would move messages in
+		 * flight): on-demand paging is turned on and off instead,
+		 * a new umem (pinned or ODP) over the same pages each time.
+		 */
+		if (flip_mode == FLIP_ODP) {
+			odp ^= IBV_ACCESS_ON_DEMAND;
+			if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+					 NULL, 0, RW | odp)) {
+				atomic_store(&flip_err, errno ? errno : -1);
+				return NULL;
+			}
+			atomic_fetch_add(&flips, 1);
+			continue;
+		}
+		if (flip_mode == FLIP_TRANS_ACCESS &&
 		    ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
 				 0, RW)) {
 			atomic_store(&flip_err, errno ? errno : -1);
@@ -241,7 +266,11 @@ static void prepare(enum kind k)
 	}
 }
 
-static void run_kind(enum kind k, bool with_access)
+static const char *const mode_name[] = {
+	"", ", access reregs too", ", ODP on and off",
+};
+
+static void run_kind(enum kind k, int mode)
 {
 	struct dp_qp pa, pb;
 	struct ibv_qp_cap cap = dp_small_cap;
@@ -267,7 +296,7 @@ static void run_kind(enum kind k, bool with_access)
 				tap_bail("post_recv: %s", strerror(errno));
 	cq = peer_sends ? pa.scq : pb.scq;
 	atomic_store(&stop, 0);
-	flip_access = with_access;
+	flip_mode = mode;
 	f0 = atomic_load(&flips);
 	if (pthread_create(&th, NULL, flipper, NULL))
 		tap_bail("pthread_create");
@@ -307,10 +336,10 @@ static void run_kind(enum kind k, bool with_access)
 			n = ibv_poll_cq(pb.rcq, WIN, wc);
 	}
 	tap_ret(atomic_load(&flip_err), 0, "%s%s: every rereg succeeded",
-		kind_name[k], with_access ? ", access reregs too" : "");
-	tap_diag("  %d translation flips%s; %d messages whole in the first pages, %d in the second, %d failed with %s",
+		kind_name[k], mode_name[mode]);
+	tap_diag("  %d reregs%s; %d messages whole in the first pages, %d in the second, %d failed with %s",
 		 atomic_load(&flips) - f0,
-		 with_access ? " with an access rereg before each" : "", t.in[0], t.in[1], t.failed,
+		 mode_name[mode], t.in[0], t.in[1], t.failed,
 		 dp_status_str(k == K_SEND ? IBV_WC_REM_OP_ERR :
 			       k <= K_READ ? IBV_WC_REM_ACCESS_ERR :
 			       IBV_WC_LOC_PROT_ERR));
@@ -319,8 +348,8 @@ static void run_kind(enum kind k, bool with_access)
 	tap_ok(done == NMSG || t.failed, "%s: all %d messages completed (%d)",
 	       kind_name[k], NMSG, done);
 	tap_ret(t.torn, 0,
-		"%s: every successful message is whole in one page set, none mixed",
-		kind_name[k]);
+		"%s%s: every successful message is whole in one page set, none mixed",
+		kind_name[k], mode_name[mode]);
 	dp_qp_free(&pa);
 	dp_qp_free(&pb);
 }
@@ -433,6 +462,25 @@ static void test_stall(void)
 		tap_skip("on the old pages");
 	}
 
+	/*
+	 * The QPs go away while the responder holds the old translation:
+	 * the hold ends with them and the old pages are released then.
+	 */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		tap_ret(flip_to(set ^ 1), 0,
+			"rereg (translation) under a stalled WRITE, again");
+		tap_ret(ibv_destroy_qp(pb.qp), 0,
+			"the responder QP holding the old pages is destroyed");
+		pb.qp = NULL;
+		dp_sh("ip -n rrw1 link set rrw1v up");
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("rereg under a stalled message, again");
+		tap_skip("destroy of the QP holding the old pages");
+	}
+
 	/* same pages, same rights: the WRITE goes on through the new object */
 	set = cur_set;
 	if (stall_write(&pa, &pb, set)) {
@@ -524,9 +572,15 @@ int main(void)
 	pmr = dp_reg(wa.pd, pbuf, SET, RW);
 
 	for (k = K_WRITE; k <= K_SCATTER; k++)
-		run_kind(k, false);
+		run_kind(k, FLIP_TRANS);
 	for (k = K_WRITE; k <= K_SCATTER; k++)
-		run_kind(k, true);
+		run_kind(k, FLIP_TRANS_ACCESS);
+	for (k = K_WRITE; k <= K_SCATTER; k++)
+		run_kind(k, FLIP_ODP);
+	/* pinned again for what follows */
+	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW))
+		tap_bail("rereg back to pinned: %s", strerror(errno));
+
 	test_stall();
 
 	if (mr)

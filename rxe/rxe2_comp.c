@@ -72,7 +72,11 @@ static void rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched,
  */
 static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 {
-	rxe2_sinfo(qp, qp->sq.dev_index)->state = RXE2_WQE_NEW;
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, qp->sq.dev_index);
+
+	/* no retransmission or READ response can need its MRs any more */
+	rxe2_mr_msg_end(info->hold, RXE2_WQE_MRS);
+	info->state = RXE2_WQE_NEW;
 	rxe2_ring_dev_advance(&qp->sq);
 	return !cqe || !rxe2_cq_post(to_rcq(qp->ibqp.send_cq), cqe, false);
 }
@@ -377,7 +381,8 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK), 8);
 		v = be64_to_cpu(orig);
 		if (!rxe2_comp_stage_inline(qp, i, &v, 8) &&
-		    rxe2_sge_copy(qp, &c, &v, 8, true)) {
+		    rxe2_sge_copy(qp, &c, &v, 8, true, info->hold,
+				  RXE2_WQE_MRS)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);
@@ -406,7 +411,8 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (!(first && last &&
 		      rxe2_comp_stage_inline(qp, i, pkt->payload,
 					     pkt->paylen)) &&
-		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true)) {
+		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true,
+				  info->hold, RXE2_WQE_MRS)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);
@@ -535,6 +541,7 @@ void rxe2_flush(struct rxe2_qp *qp)
 		dp->have_rwqe = false;
 	dp->in_msg = false;
 	dp->rd_active = false;
+	rxe2_resp_drop_holds(qp);
 	if (!qp->has_rq) {
 		/* an SRQ keeps its WQEs: tell the consumer we take no more */
 		if (!dp->last_wqe_sent && qp->ibqp.event_handler) {

@@ -127,7 +127,8 @@ struct rxe2_sge_cursor {
 };
 
 int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
-		  u32 len, bool to_mem);
+		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
+		  unsigned int nhold);
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
 
 /* rxe2_icrc.c */
@@ -178,6 +179,7 @@ void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 /* rxe2_resp.c */
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_resp_reset(struct rxe2_qp *qp);
+void rxe2_resp_drop_holds(struct rxe2_qp *qp);
 void rxe2_resp_read_cont(struct rxe2_qp *qp);
 void rxe2_send_ack(struct rxe2_qp *qp, u8 syndrome, u32 psn);
 

@@ -112,17 +112,24 @@ static int __init rxe2_module_init(void)
 	if (!rxe2_params_ok())
 		return -EINVAL;
 
-	err = rxe2_odp_init();
+	err = rxe2_mr_init();
 	if (err)
 		return err;
+	err = rxe2_odp_init();
+	if (err)
+		goto err_mr;
 	err = rxe2_net_init();
 	if (err) {
 		rxe2_odp_exit();
-		return err;
+		goto err_mr;
 	}
 
 	rdma_link_register(&rxe2_link_ops);
 	return 0;
+
+err_mr:
+	rxe2_mr_exit();
+	return err;
 }
 
 static void __exit rxe2_module_exit(void)
@@ -134,6 +141,8 @@ static void __exit rxe2_module_exit(void)
 	rxe2_net_exit();
 	/* every MR is gone, so is every prefetch: only the queue is left */
 	rxe2_odp_exit();
+	/* and every MR: only a teardown of replaced pages may be queued */
+	rxe2_mr_exit();
 }
 
 module_init(rxe2_module_init);

@@ -4,6 +4,7 @@
  * lookup contract the data path relies on.
  */
 #include <linux/delay.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 
 #include "rxe2_verbs.h"
@@ -21,6 +22,29 @@
 
 static DEFINE_XARRAY_ALLOC1(rxe2_frmr_xa);
 static u32 rxe2_frmr_next;
+
+/* struct rxe2_mr.oflags */
+enum {
+	RXE2_MRO_DEAD,		/* no new access: ref's standing 1 is dropped */
+	RXE2_MRO_TORN,		/* its pages are released, or were never its own */
+};
+
+/* releases the pages of replaced objects once their last message ends */
+static struct workqueue_struct *rxe2_mr_wq;
+
+static void rxe2_mr_teardown_work(struct work_struct *work);
+
+/* an object of a USER MR, as the table and the data path see it */
+static void rxe2_mr_obj_init(struct rxe2_mr *obj, struct rxe2_mr *owner)
+{
+	refcount_set(&obj->ref, 1);
+	init_completion(&obj->released);
+	refcount_set(&obj->msgs, 1);
+	refcount_set(&obj->life, obj == owner ? 2 : 1);
+	obj->owner = owner;
+	INIT_LIST_HEAD(&obj->retire_node);
+	INIT_WORK(&obj->teardown, rxe2_mr_teardown_work);
+}
 
 static u32 rxe2_frmr_index(u32 key)
 {
@@ -80,8 +104,9 @@ struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 	/* ib_core sets these too, but only after we publish */
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.device = ibpd->device;
-	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
+	INIT_LIST_HEAD(&mr->retired);
+	rxe2_mr_obj_init(mr, mr);
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	if (counted)
@@ -222,6 +247,112 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 }
 
+static void rxe2_mr_release_umem(struct rxe2_mr *mr)
+{
+	if (mr->odp)
+		rxe2_odp_release(mr);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+}
+
+static void rxe2_mr_life_put(struct rxe2_mr *obj)
+{
+	if (refcount_dec_and_test(&obj->life))
+		kfree_rcu(obj, rcu);
+}
+
+/*
+ * No new access to the object; wait for those in progress (each is one
+ * copy at most, never a whole message).  Once per object: the caller
+ * has claimed RXE2_MRO_TORN or owns the object otherwise.
+ */
+static void rxe2_mr_kill(struct rxe2_mr *obj)
+{
+	if (!test_and_set_bit(RXE2_MRO_DEAD, &obj->oflags))
+		rxe2_mr_put(obj);
+	wait_for_completion(&obj->released);
+}
+
+/* a replaced object with pages of its own that nobody holds any more */
+static void rxe2_mr_teardown(struct rxe2_mr *obj)
+{
+	struct rxe2_mr *owner = obj->owner;
+
+	/* the owner lives: its dereg claims or flushes us first */
+	spin_lock(&owner->lock);
+	list_del_init(&obj->retire_node);
+	spin_unlock(&owner->lock);
+	rxe2_mr_kill(obj);
+	rxe2_mr_release_umem(obj);
+	rxe2_mr_life_put(obj);
+}
+
+static void rxe2_mr_teardown_work(struct work_struct *work)
+{
+	rxe2_mr_teardown(container_of(work, struct rxe2_mr, teardown));
+}
+
+/*
+ * Drop a msgs reference.  The last one releases the object's pages
+ * (unless that happened already: RXE2_MRO_TORN), here when the caller
+ * may sleep (now), else from rxe2_mr_wq: ib_umem_release() sleeps.
+ */
+static void rxe2_mr_msgs_put(struct rxe2_mr *obj, bool now)
+{
+	struct rxe2_mr *succ;
+
+	while (obj && refcount_dec_and_test(&obj->msgs)) {
+		/* nobody can follow obj to its successor any more */
+		succ = obj->succ;
+		if (test_and_set_bit(RXE2_MRO_TORN, &obj->oflags))
+			rxe2_mr_life_put(obj);
+		else if (now)
+			rxe2_mr_teardown(obj);
+		else
+			queue_work(rxe2_mr_wq, &obj->teardown);
+		obj = succ;
+	}
+}
+
+/*
+ * dereg of an ibv_reg_mr MR: its key is gone already.  Every object of
+ * it — the current one and replaced ones that messages still hold —
+ * dies and loses its pages before we return, so nothing reaches the
+ * memory afterwards; a holder's next access fails.  Only the structs
+ * may stay, until their last holder lets go.
+ */
+static int rxe2_dereg_user(struct rxe2_dev *rdev, struct rxe2_mr *mr,
+			   struct rxe2_mr *cur)
+{
+	struct rxe2_mr *obj, *tmp;
+	LIST_HEAD(mine);
+
+	spin_lock(&mr->lock);
+	list_for_each_entry_safe(obj, tmp, &mr->retired, retire_node) {
+		/* msgs 0: its teardown is queued; the flush below waits */
+		if (refcount_inc_not_zero(&obj->msgs)) {
+			set_bit(RXE2_MRO_TORN, &obj->oflags);
+			list_move(&obj->retire_node, &mine);
+		}
+	}
+	spin_unlock(&mr->lock);
+	list_for_each_entry_safe(obj, tmp, &mine, retire_node) {
+		list_del_init(&obj->retire_node);
+		rxe2_mr_kill(obj);
+		rxe2_mr_release_umem(obj);
+		rxe2_mr_msgs_put(obj, true);
+	}
+	flush_workqueue(rxe2_mr_wq);
+
+	set_bit(RXE2_MRO_TORN, &cur->oflags);
+	rxe2_mr_kill(cur);
+	rxe2_mr_release_umem(cur);
+	atomic_dec(&rdev->mr_table.count);
+	rxe2_mr_msgs_put(cur, true);
+	rxe2_mr_life_put(mr);
+	return 0;
+}
+
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibmr->device);
@@ -239,22 +370,18 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_erase(&rxe2_frmr_xa, rxe2_frmr_index(mr->key));
 	else
 		xa_erase(&rdev->mr_table.xa, mr->key);
-	rxe2_mr_put(cur);
-	wait_for_completion(&cur->released);
+	if (mr->type == RXE2_MR_USER)
+		return rxe2_dereg_user(rdev, mr, cur);
+	/* the other kinds are never replaced nor held by a message */
+	rxe2_mr_put(mr);
+	wait_for_completion(&mr->released);
 	if (mr->type == RXE2_MR_SHARED)
 		rxe2_shmr_release(mr);
-
-	/* a replaced object's own pages went (or moved) at its rereg */
-	if (cur->odp)
-		rxe2_odp_release(cur);
-	ib_umem_release(cur->umem);
-	kvfree(cur->pages);
+	rxe2_mr_release_umem(mr);
 	kfree(mr->fr_pages);
 	kfree(mr->fr_staged);
 	if (mr->counted)
 		atomic_dec(&rdev->mr_table.count);
-	if (cur != mr)
-		kfree_rcu(cur, rcu);
 	kfree_rcu(mr, rcu);
 	return 0;
 }
@@ -279,14 +406,6 @@ static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
 		new->umem = NULL;
 	}
 	return ret;
-}
-
-static void rxe2_mr_release_umem(struct rxe2_mr *mr)
-{
-	if (mr->odp)
-		rxe2_odp_release(mr);
-	ib_umem_release(mr->umem);
-	kvfree(mr->pages);
 }
 
 /*
@@ -389,8 +508,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new->ibmr.iova = new->iova;
 	new->ibmr.length = new->length;
 	new->ibmr.page_size = PAGE_SIZE;
-	refcount_set(&new->ref, 1);
-	init_completion(&new->released);
+	rxe2_mr_obj_init(new, mr);
 
 	/*
 	 * Not while memory windows are bound to it (as for dereg); from
@@ -402,16 +520,112 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		kfree(new);
 		return ERR_PTR(-EBUSY);
 	}
+	/* listed before anyone can drop its last msgs reference */
+	if (repin) {
+		spin_lock(&mr->lock);
+		list_add_tail(&old->retire_node, &mr->retired);
+		spin_unlock(&mr->lock);
+	}
 	rxe2_table_publish(&rdev->mr_table, mr->key, new);
 	mr->cur = new;
-	rxe2_mr_put(old);
-	wait_for_completion(&old->released);
-	if (repin)
-		rxe2_mr_release_umem(old);
-	/* the MR itself stays for ib_core; it no longer owns any pages */
-	if (old != mr)
-		kfree_rcu(old, rcu);
+	if (!repin) {
+		/*
+		 * Same pages, other access or PD: they are the new object's
+		 * now.  The old one dies at once; a message holding it goes
+		 * on through the new one if that grants what it needs.
+		 */
+		set_bit(RXE2_MRO_TORN, &old->oflags);
+		refcount_inc(&new->msgs);
+		/* before DEAD: whoever sees old dead finds its successor */
+		WRITE_ONCE(old->succ, new);
+		rxe2_mr_kill(old);
+	}
+	/*
+	 * New pages: messages that hold the old object finish on it, and
+	 * its pages go when the last of them ends; now if none does.
+	 */
+	rxe2_mr_msgs_put(old, true);
 	return NULL;
+}
+
+struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
+				   struct rxe2_dev *rdev, u32 key,
+				   struct ib_pd *pd, int access)
+{
+	struct rxe2_mr_hold *slot = NULL;
+	struct rxe2_mr *mr, *held;
+	unsigned int i;
+	int tries;
+
+	for (i = 0; i < n; i++) {
+		if (!h[i].mr) {
+			if (!slot)
+				slot = &h[i];
+			continue;
+		}
+		if (h[i].key != key)
+			continue;
+		/*
+		 * Dead: a dereg (then its successors are dead too), or a
+		 * rereg that kept the pages; the successor, should it grant
+		 * what the message needs, carries on with the same pages.
+		 * DEAD is tested first so that a dying object's wait for
+		 * accesses in progress stays short.
+		 */
+		for (held = h[i].mr; held; held = READ_ONCE(held->succ)) {
+			if (held->ibmr.pd != pd || (access & ~held->access))
+				break;
+			if (test_bit(RXE2_MRO_DEAD, &held->oflags) ||
+			    !refcount_inc_not_zero(&held->ref)) {
+				smp_rmb();	/* DEAD, then succ */
+				continue;
+			}
+			if (held != h[i].mr) {
+				/* held's msgs: its predecessor's link to it */
+				refcount_inc(&held->msgs);
+				rxe2_mr_msgs_put(h[i].mr, false);
+				h[i].mr = held;
+			}
+			return held;
+		}
+		return NULL;
+	}
+	for (tries = 0; tries < 8; tries++) {
+		mr = rxe2_mr_lookup(rdev, key, pd, access);
+		if (!mr || !slot || mr->type != RXE2_MR_USER)
+			return mr;
+		if (refcount_inc_not_zero(&mr->msgs)) {
+			slot->mr = mr;
+			slot->key = key;
+			return mr;
+		}
+		/* replaced and let go just now: the table has the new one */
+		rxe2_mr_put(mr);
+	}
+	return NULL;
+}
+
+void rxe2_mr_msg_end(struct rxe2_mr_hold *h, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (h[i].mr) {
+			rxe2_mr_msgs_put(h[i].mr, false);
+			h[i].mr = NULL;
+		}
+	}
+}
+
+int rxe2_mr_init(void)
+{
+	rxe2_mr_wq = alloc_workqueue("rxe2_mr", WQ_UNBOUND, 0);
+	return rxe2_mr_wq ? 0 : -ENOMEM;
+}
+
+void rxe2_mr_exit(void)
+{
+	destroy_workqueue(rxe2_mr_wq);
 }
 
 /* a fast MR answers only to its current key, and only while VALID */
@@ -460,7 +674,7 @@ again:
 void rxe2_mr_put(struct rxe2_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
+		complete_all(&mr->released);
 }
 
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len)

@@ -25,10 +25,28 @@
 
 static DEFINE_SPINLOCK(rxe2_atomic_lock);
 
-void rxe2_resp_reset(struct rxe2_qp *qp)
+/* the responder's messages are over: their MR objects go */
+void rxe2_resp_drop_holds(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
+	rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
+	rxe2_mr_msg_end(&dp->wr_hold, 1);
+	rxe2_mr_msg_end(&dp->rd_hold, 1);
+}
+
+/*
+ * To RESET, at creation and at destroy: every MR object the QP holds
+ * goes, the requester's (per SQ slot) too.
+ */
+void rxe2_resp_reset(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 i;
+
+	rxe2_resp_drop_holds(qp);
+	for (i = 0; dp->sinfo && i < qp->sq.num_slots; i++)
+		rxe2_mr_msg_end(dp->sinfo[i].hold, RXE2_WQE_MRS);
 	dp->have_rwqe = false;
 	dp->rcv_inline = false;
 	dp->sq_inline = false;
@@ -213,7 +231,8 @@ static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 		return 0;
 	}
 	rxe2_sge_seek(&c, qp->dp.rcv_offset);
-	ret = rxe2_sge_copy(qp, &c, buf, len, true);
+	ret = rxe2_sge_copy(qp, &c, buf, len, true, qp->dp.rcv_hold,
+			    RXE2_RECV_MRS);
 	if (!ret)
 		qp->dp.rcv_offset += len;
 	return ret;
@@ -227,6 +246,7 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
+	rxe2_resp_drop_holds(qp);
 	if (dp->have_rwqe) {
 		dp->have_rwqe = false;
 		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
@@ -249,10 +269,15 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 /*
  * An rkey for this QP's PD with the access, over [*va, *va + len).  On
  * success *va is the address in the MR's own terms (a zero-based window
- * turns an offset into one).
+ * turns an offset into one).  hold: the message's hold on the MR
+ * (rxe2_mr_msg_lookup()), or NULL for a single-packet operation.  A
+ * window is checked again at every packet: it cannot be re-registered
+ * under (rereg of its MR is EBUSY), only invalidated, which must stop
+ * the message.
  */
-static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 *va,
-				    u32 len, int access)
+static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp,
+				    struct rxe2_mr_hold *hold, u32 rkey,
+				    u64 *va, u32 len, int access)
 {
 	struct rxe2_mr *mr;
 
@@ -261,6 +286,9 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, u32 rkey, u64 *va,
 	/* a window checks its own range and access, and yields its MR */
 	if (rxe2_key_is_mw(rkey))
 		mr = rxe2_mw_lookup(qp, rkey, va, len, access);
+	else if (hold)
+		mr = rxe2_mr_msg_lookup(hold, 1, rxe2_qp_rdev(qp), rkey,
+					qp->ibqp.pd, access);
 	else
 		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd,
 				    access);
@@ -277,6 +305,8 @@ static void rxe2_resp_done_msg(struct rxe2_qp *qp)
 {
 	qp->dp.msn = (qp->dp.msn + 1) & 0xffffff;
 	qp->dp.in_msg = false;
+	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	rxe2_mr_msg_end(&qp->dp.wr_hold, 1);
 }
 
 static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
@@ -296,6 +326,7 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			rxe2_qp_error(qp);
 			return;
 		}
+		rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
 		dp->in_msg = true;
 		dp->resp_op = RXE2_OPF_SEND;
 		dp->rcv_offset = 0;
@@ -375,9 +406,12 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		u64 va = be64_to_cpu(r->va);
 		u32 len = ntohl(r->len);
 
+		/* the message holds the MR object it finds here */
+		rxe2_mr_msg_end(&dp->wr_hold, 1);
 		if (len) {
 			u64 mr_va = va;
-			struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey),
+			struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->wr_hold,
+							  ntohl(r->rkey),
 							  &mr_va, len,
 							  IB_ACCESS_REMOTE_WRITE);
 
@@ -403,9 +437,10 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return;
 	}
 	if (pkt->paylen) {
-		/* no reference across packets: a dereg never waits on us */
+		/* a dereg waits for this copy only, never for the message */
 		u64 mr_va = dp->wr_va;
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, dp->wr_rkey, &mr_va,
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->wr_hold,
+						  dp->wr_rkey, &mr_va,
 						  pkt->paylen,
 						  IB_ACCESS_REMOTE_WRITE);
 
@@ -444,8 +479,9 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 /*
  * Send up to a budget of the pending RDMA READ responses; the rest go on
  * the next run (received packets wait meanwhile, keeping the order).
- * The MR is looked up again each time: no reference is held between
- * runs, so a dereg never waits on a reader that went away.
+ * The responses hold the MR object the request found (rd_hold), so they
+ * all read one translation; between runs only that hold stays, which a
+ * dereg does not wait for.
  */
 void rxe2_resp_read_cont(struct rxe2_qp *qp)
 {
@@ -456,13 +492,15 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
 		dp->rd_active = false;
+		rxe2_mr_msg_end(&dp->rd_hold, 1);
 		return;
 	}
 	if (dp->rd_len) {
-		mr = rxe2_resp_mr(qp, dp->rd_rkey, &mr_va, dp->rd_len,
-				  IB_ACCESS_REMOTE_READ);
+		mr = rxe2_resp_mr(qp, &dp->rd_hold, dp->rd_rkey, &mr_va,
+				  dp->rd_len, IB_ACCESS_REMOTE_READ);
 		if (!mr) {
 			dp->rd_active = false;	/* gone: the requester retries */
+			rxe2_mr_msg_end(&dp->rd_hold, 1);
 			return;
 		}
 	}
@@ -499,6 +537,8 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 		rxe2_mr_put(mr);
 	if (dp->rd_active)
 		rxe2_qp_kick(qp);
+	else
+		rxe2_mr_msg_end(&dp->rd_hold, 1);
 }
 
 /* an RDMA READ request (new or duplicate): answer from its PSN */
@@ -510,9 +550,13 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	u32 len = ntohl(r->len);
 	u32 npkts = len ? DIV_ROUND_UP(len, dp->mtu) : 1;
 
+	/* a new stream (or one asked again) finds its MR object anew */
+	dp->rd_active = false;
+	rxe2_mr_msg_end(&dp->rd_hold, 1);
 	if (len) {
 		u64 mr_va = va;
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, ntohl(r->rkey), &mr_va,
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->rd_hold,
+						  ntohl(r->rkey), &mr_va,
 						  len, IB_ACCESS_REMOTE_READ);
 
 		/*
@@ -526,6 +570,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 			mr = NULL;
 		}
 		if (!mr) {
+			rxe2_mr_msg_end(&dp->rd_hold, 1);
 			if (!dup)
 				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
 						IB_WC_REM_ACCESS_ERR);
@@ -606,7 +651,8 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	mr = rxe2_resp_mr(qp, ntohl(a->rkey), &va, 8, IB_ACCESS_REMOTE_ATOMIC);
+	mr = rxe2_resp_mr(qp, NULL, ntohl(a->rkey), &va, 8,
+			  IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
 				IB_WC_REM_ACCESS_ERR);
@@ -701,6 +747,7 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		flags |= RXE2_WC_WITH_IMM;
 	}
 	qp->dp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id,
 		      IB_WC_SUCCESS, IB_WC_RECV, qp->dp.rcv_offset, flags, ex,
 		      ntohl(d->sqp) & RXE2_QPN_MASK, pkt->se);
@@ -736,6 +783,8 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	if (!rc && d) {
 		/* UC: packets were lost; the message in progress is gone */
 		dp->in_msg = false;
+		rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
+		rxe2_mr_msg_end(&dp->wr_hold, 1);
 		dp->rcv_offset = 0;
 		dp->resp_psn = pkt->psn;
 	}
@@ -752,6 +801,8 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			dp->in_msg = false;
 			dp->rcv_offset = 0;
 			dp->resp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
+			rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
+			rxe2_mr_msg_end(&dp->wr_hold, 1);
 		}
 		return;
 	}

@@ -214,7 +214,8 @@ struct rxe2_mr {
 	 * them (fr_pages); the region starts fr_first_off bytes into
 	 * fr_pages[0].
 	 */
-	spinlock_t lock;		/* FAST: state, key, the fields below */
+	/* FAST: state, key, the fields below; USER owner: the retired list */
+	spinlock_t lock;
 	u64 *fr_pages;
 	u64 *fr_staged;
 	u32 fr_max;			/* max_num_sg */
@@ -222,8 +223,13 @@ struct rxe2_mr {
 	u32 fr_npages;
 	u32 fr_shift;			/* log2 of the page size */
 	u32 fr_first_off;
-	refcount_t ref;			/* table's + one per lookup */
-	struct completion released;	/* last lookup reference gone */
+	/*
+	 * ref: 1 while the object may be accessed (dropped once, when it
+	 * dies: RXE2_MRO_DEAD) + 1 per access in progress (a lookup, or
+	 * rxe2_mr_msg_lookup() on a held object).  released: ref reached 0.
+	 */
+	refcount_t ref;
+	struct completion released;
 	struct rcu_head rcu;		/* lookups run under RCU */
 	/* memory windows bound to it; -1 once dereg has begun */
 	atomic_t num_mw;
@@ -234,6 +240,25 @@ struct rxe2_mr {
 	 * ib_mr it was given.  NULL for the DMA and FAST MRs.
 	 */
 	struct rxe2_mr *cur;
+	/*
+	 * USER objects and rereg (rxe2_mr.c, "Re-registration" in
+	 * docs/architecture.md).  msgs: 1 while the object is the MR's
+	 * current one + 1 per message holding it (struct rxe2_mr_hold);
+	 * when it reaches 0 the object's own pages are released (from a
+	 * work item).  life: the struct itself (1 for that, + 1 on the
+	 * object that is the ib_mr, until dereg).  A rereg that keeps the
+	 * pages kills the old object at once and links it to the new one
+	 * (succ), so a message holding it continues on the same pages.
+	 */
+	refcount_t msgs;
+	refcount_t life;
+	unsigned long oflags;		/* RXE2_MRO_* */
+	struct rxe2_mr *owner;		/* the object that is the ib_mr */
+	/* the object a rereg that kept the pages replaced this one by (msgs) */
+	struct rxe2_mr *succ;
+	struct list_head retired;	/* owner: replaced objects with pages */
+	struct list_head retire_node;
+	struct work_struct teardown;
 	u8 odp;				/* enum rxe2_odp_kind */
 	struct rxe2_odp_imr *imr;	/* RXE2_ODP_IMPLICIT: its children */
 	struct rxe2_shm_map *shmap;	/* SHARED: rxe2_shmr.c */
@@ -257,6 +282,36 @@ void rxe2_mr_publish(struct rxe2_mr *mr, u64 iova, u64 length);
 struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 			       struct ib_pd *pd, int access);
 void rxe2_mr_put(struct rxe2_mr *mr);
+
+/*
+ * A message (all packets of one request; the gather or scatter of one
+ * send WQE) uses one MR object throughout: the first access under a key
+ * holds the object it found, later ones use that object again, even
+ * after a rereg replaced it under the key (the old pages stay until the
+ * last holder lets go).  A dereg, or a rereg that changed the access or
+ * PD without new pages, kills the held object: the next access fails,
+ * or (same pages, access and PD still granted) follows its successor.
+ * Only ibv_reg_mr MRs are held; the others (windows, kernel MRs, shared
+ * and PA MRs) cannot be replaced and are looked up at every access.
+ */
+struct rxe2_mr_hold {
+	struct rxe2_mr *mr;
+	u32 key;
+};
+
+/*
+ * rxe2_mr_msg_lookup() - rxe2_mr_lookup() for a message holding up to n
+ * objects in h: the held object of this key, or a fresh lookup that the
+ * first free slot then holds (none free: not held).  Returns the object
+ * with an access reference (rxe2_mr_put()) or NULL.  Process context.
+ */
+struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
+				   struct rxe2_dev *rdev, u32 key,
+				   struct ib_pd *pd, int access);
+/* the message is over (done, failed, restarted, QP reset): let go */
+void rxe2_mr_msg_end(struct rxe2_mr_hold *h, unsigned int n);
+int rxe2_mr_init(void);
+void rxe2_mr_exit(void);
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len);
 struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -421,8 +476,14 @@ struct rxe2_av {
 	struct in6_addr daddr;
 };
 
+/* MR objects one send WQE's gather (or READ scatter) holds */
+#define RXE2_WQE_MRS	2
+/* MR objects the receive WQE of one SEND holds */
+#define RXE2_RECV_MRS	4
+
 /* per-SQ-slot requester state (the WQE itself is copied to swqe) */
 struct rxe2_swqe_info {
+	struct rxe2_mr_hold hold[RXE2_WQE_MRS];
 	u8 state;			/* RXE2_WQE_* */
 	u8 status;			/* enum ib_wc_status once done */
 	u32 first_psn;
@@ -495,6 +556,10 @@ struct rxe2_qp_dp {
 	u32 sq_inl_len;
 	u8 sq_inl_data[RXE2_INLINE_RECV_MAX];
 	u32 rcv_psn;			/* PSN of the SEND's first packet */
+	/* the MR objects of the message in progress (rxe2_mr_hold) */
+	struct rxe2_mr_hold rcv_hold[RXE2_RECV_MRS];	/* SEND */
+	struct rxe2_mr_hold wr_hold;			/* WRITE */
+	struct rxe2_mr_hold rd_hold;			/* READ responses */
 	u32 wr_rkey;			/* RDMA WRITE in progress */
 	u64 wr_va;
 	u32 wr_resid;

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ibv_rereg_mr under multi-packet traffic over a real wire: two rxe2
+ * devices in two network namespaces joined by a veth, so every packet of
+ * a 64 KiB message (64 packets at MTU 1024) arrives on its own from the
+ * network stack and a rereg can fall between two of them.  The owner's
+ * MR keeps its addresses while a thread flips its translation between
+ * two sets of pages (a memfd mapped over itself, then
+ * IBV_REREG_MR_CHANGE_TRANSLATION) in a loop.  Meanwhile, each message
+ * with a stamp of its own:
+ *   - the peer RDMA WRITEs into the MR,
+ *   - the peer SENDs into receive buffers in the MR,
+ *   - the peer RDMA READs from it (both page sets carry other stamps;
+ *     at MTU 512, 128 responses),
+ *   - the owner RDMA WRITEs out of it (local SGE gather),
+ *   - the owner RDMA READs into it (local SGE scatter).
+ * Every message that completes with SUCCESS is whole in exactly one page
+ * set, byte for byte, never a mix (a failed one would have to carry the
+ * documented error status).  All of it again with an access rereg
+ * (same rights, same pages) before each translation flip, and with
+ * on-demand paging turned on and off in a loop instead (a new pinned or
+ * ODP umem over the same pages each time).  Last, a peer
+ * stalls mid-WRITE (its link goes down): a rereg of the translation
+ * returns and the WRITE, resumed, finishes whole on the old pages; one
+ * of the access that keeps remote write returns and the WRITE finishes;
+ * one that revokes it, and a dereg, return, and the resumed WRITE fails
+ * with REM_ACCESS_ERR.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "tap.h"
+#include "util.h"
+
+#define WIRE_A	"rxe2_rrw1"	/* the peer */
+#define WIRE_B	"rxe2_rrw2"	/* the MR's owner */
+#define MSG	(64 * 1024)
+#define NMSG	24
+#define SET	(NMSG * MSG)
+#define WIN	4
+#define RW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+static struct dp_dev wa, wb;
+static int mfd;
+static uint8_t *v;		/* the MR's addresses */
+static uint8_t *view[2];	/* the two page sets */
+static struct ibv_mr *mr;	/* the owner's, flipped */
+static uint8_t *pbuf;		/* the peer's local memory */
+static struct ibv_mr *pmr;
+static atomic_int stop, flips, flip_err;
+/* what the flipper does in a loop */
+static enum {
+	FLIP_TRANS,		/* a new translation (other pages, same VA) */
+	FLIP_TRANS_ACCESS,	/* the same, an access rereg before each */
+	FLIP_ODP,		/* access: on-demand paging on, off, ... */
+} flip_mode;
+static int cur_set;		/* the page set v maps */
+
+static bool wire_up(void)
+{
+	uint64_t end;
+
+	dp_sh("ip netns del rrw1 2>/dev/null; ip netns del rrw2 2>/dev/null");
+	if (dp_sh("ip netns add rrw1 && ip netns add rrw2 && "
+		  "ip -n rrw1 link add rrw1v type veth peer name rrw2v netns rrw2 && "
+		  "ip -n rrw1 link set lo up && ip -n rrw2 link set lo up && "
+		  "ip -n rrw1 addr add 10.79.6.1/24 dev rrw1v && "
+		  "ip -n rrw2 addr add 10.79.6.2/24 dev rrw2v && "
+		  "ip -n rrw1 link set rrw1v up && ip -n rrw2 link set rrw2v up && "
+		  "ip netns exec rrw1 rdma link add " WIRE_A " type rxe2 netdev rrw1v && "
+		  "ip netns exec rrw2 rdma link add " WIRE_B " type rxe2 netdev rrw2v"))
+		return false;
+	end = dp_now_ms() + 10000;
+	while (dp_sh("grep -qs ffff:0a4f:0601 /sys/class/infiniband/" WIRE_A "/ports/1/gids/* && "
+		     "grep -qs ffff:0a4f:0602 /sys/class/infiniband/" WIRE_B "/ports/1/gids/*")) {
+		if (dp_now_ms() > end)
+			return false;
+		usleep(50000);
+	}
+	return true;
+}
+
+static void wire_down(void)
+{
+	dp_sh("ip netns del rrw1; ip netns del rrw2");
+}
+
+static int flip_to(int set);
+
+/* flips the translation until told to stop */
+static void *flipper(void *arg)
+{
+	(void)arg;
+	int odp = 0;
+
+	while (!atomic_load(&stop)) {
+		/*
+		 * An ODP MR follows the process's mappings, so it is not
+		 * moved by remapping v (that would move messages in
+		 * flight): on-demand paging is turned on and off instead,
+		 * a new umem (pinned or ODP) over the same pages each time.
+		 */
+		if (flip_mode == FLIP_ODP) {
+			odp ^= IBV_ACCESS_ON_DEMAND;
+			if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL,
+					 NULL, 0, RW | odp)) {
+				atomic_store(&flip_err, errno ? errno : -1);
+				return NULL;
+			}
+			atomic_fetch_add(&flips, 1);
+			continue;
+		}
+		if (flip_mode == FLIP_TRANS_ACCESS &&
+		    ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				 0, RW)) {
+			atomic_store(&flip_err, errno ? errno : -1);
+			return NULL;
+		}
+		if (flip_to(cur_set ^ 1)) {
+			atomic_store(&flip_err, errno ? errno : -1);
+			return NULL;
+		}
+		atomic_fetch_add(&flips, 1);
+	}
+	return NULL;
+}
+
+enum kind { K_WRITE, K_SEND, K_READ, K_GATHER, K_SCATTER };
+
+static const char *const kind_name[] = {
+	"peer RDMA WRITE into the MR",
+	"peer SEND into receive buffers in the MR",
+	"peer RDMA READ from the MR",
+	"owner RDMA WRITE gathering from the MR",
+	"owner RDMA READ scattering into the MR",
+};
+
+static uint32_t stamp(enum kind k, int i, int set)
+{
+	return 100000u * (k + 1) + 1000u * set + i;
+}
+
+struct tally {
+	int ok, in[2], torn, failed, other;
+};
+
+/* message i landed in the MR: whole in exactly one page set */
+static void check_landed(enum kind k, int i, struct tally *t)
+{
+	size_t o = (size_t)i * MSG;
+	bool w0 = dp_verify(view[0] + o, MSG, stamp(k, i, 0)) == -1;
+	bool w1 = dp_verify(view[1] + o, MSG, stamp(k, i, 0)) == -1;
+	bool z0 = dp_verify_byte(view[0] + o, MSG, 0) == -1;
+	bool z1 = dp_verify_byte(view[1] + o, MSG, 0) == -1;
+
+	if (w0 && z1)
+		t->in[0]++;
+	else if (w1 && z0)
+		t->in[1]++;
+	else
+		t->torn++;
+}
+
+/* message i was read out of the MR into buf: one page set's, whole */
+static void check_read(enum kind k, int i, const uint8_t *buf,
+		       struct tally *t)
+{
+	if (dp_verify(buf, MSG, stamp(k, i, 0)) == -1)
+		t->in[0]++;
+	else if (dp_verify(buf, MSG, stamp(k, i, 1)) == -1)
+		t->in[1]++;
+	else
+		t->torn++;
+}
+
+/* the status a message that fails on a rereg or dereg gets */
+static bool documented_error(enum kind k, int status)
+{
+	switch (k) {
+	case K_WRITE:
+	case K_READ:
+		return status == IBV_WC_REM_ACCESS_ERR;
+	case K_SEND:
+		return status == IBV_WC_REM_OP_ERR;
+	default:
+		return status == IBV_WC_LOC_PROT_ERR;
+	}
+}
+
+static int post(enum kind k, struct dp_qp *pa, struct dp_qp *pb, int i)
+{
+	size_t o = (size_t)i * MSG;
+
+	switch (k) {
+	case K_WRITE:
+		return dp_post_send1(pa->qp, i, IBV_WR_RDMA_WRITE, pbuf + o,
+				     MSG, pmr->lkey, (uintptr_t)v + o,
+				     mr->rkey, 0);
+	case K_SEND:
+		return dp_post_send1(pa->qp, i, IBV_WR_SEND, pbuf + o, MSG,
+				     pmr->lkey, 0, 0, 0);
+	case K_READ:
+		return dp_post_send1(pa->qp, i, IBV_WR_RDMA_READ, pbuf + o,
+				     MSG, pmr->lkey, (uintptr_t)v + o,
+				     mr->rkey, 0);
+	case K_GATHER:
+		return dp_post_send1(pb->qp, i, IBV_WR_RDMA_WRITE, v + o, MSG,
+				     mr->lkey, (uintptr_t)pbuf + o,
+				     pmr->rkey, 0);
+	default:
+		return dp_post_send1(pb->qp, i, IBV_WR_RDMA_READ, v + o, MSG,
+				     mr->lkey, (uintptr_t)pbuf + o,
+				     pmr->rkey, 0);
+	}
+}
+
+/* what the completion of message i says about where it went */
+static void check(enum kind k, int i, struct tally *t)
+{
+	size_t o = (size_t)i * MSG;
+
+	switch (k) {
+	case K_WRITE:
+	case K_SEND:
+	case K_SCATTER:
+		check_landed(k, i, t);
+		break;
+	case K_READ:
+	case K_GATHER:
+		check_read(k, i, pbuf + o, t);
+		break;
+	}
+}
+
+static void prepare(enum kind k)
+{
+	int i;
+
+	memset(view[0], 0, SET);
+	memset(view[1], 0, SET);
+	memset(pbuf, 0, SET);
+	for (i = 0; i < NMSG; i++) {
+		size_t o = (size_t)i * MSG;
+
+		switch (k) {
+		case K_WRITE:
+		case K_SEND:
+		case K_SCATTER:
+			dp_fill(pbuf + o, MSG, stamp(k, i, 0));
+			break;
+		case K_READ:
+		case K_GATHER:
+			dp_fill(view[0] + o, MSG, stamp(k, i, 0));
+			dp_fill(view[1] + o, MSG, stamp(k, i, 1));
+			break;
+		}
+	}
+}
+
+static const char *const mode_name[] = {
+	"", ", access reregs too", ", ODP on and off",
+};
+
+static void run_kind(enum kind k, int mode)
+{
+	struct dp_qp pa, pb;
+	struct ibv_qp_cap cap = dp_small_cap;
+	struct ibv_cq *cq;
+	struct ibv_wc wc[WIN];
+	struct tally t = {};
+	struct dp_conn c;
+	pthread_t th;
+	int posted = 0, done = 0, n, i, f0;
+	bool peer_sends = k <= K_READ;
+
+	prepare(k);
+	dp_conn_default(&c);
+	/* 128 READ responses: more than the responder sends in one run */
+	if (k == K_READ)
+		c.mtu = IBV_MTU_512;
+	if (dp_pair(&wa, &wb, IBV_QPT_RC, &cap, &c, &pa, &pb))
+		tap_bail("QP pair over the wire: %s", strerror(errno));
+	if (k == K_SEND)
+		for (i = 0; i < NMSG; i++)
+			if (dp_post_recv1(pb.qp, i, v + (size_t)i * MSG, MSG,
+					  mr->lkey))
+				tap_bail("post_recv: %s", strerror(errno));
+	cq = peer_sends ? pa.scq : pb.scq;
+	atomic_store(&stop, 0);
+	flip_mode = mode;
+	f0 = atomic_load(&flips);
+	if (pthread_create(&th, NULL, flipper, NULL))
+		tap_bail("pthread_create");
+	while (done < NMSG) {
+		while (posted < NMSG && posted - done < WIN)
+			if (post(k, &pa, &pb, posted++))
+				tap_bail("post: %s", strerror(errno));
+		n = dp_poll(cq, wc, 1, DP_WAIT_MS);
+		if (n == 1)
+			n += ibv_poll_cq(cq, WIN - 1, wc + 1);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++) {
+			int id = (int)wc[i].wr_id;
+
+			if (wc[i].status == IBV_WC_SUCCESS) {
+				t.ok++;
+				check(k, id, &t);
+			} else if (documented_error(k, wc[i].status)) {
+				t.failed++;
+			} else if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+				t.other++;
+				tap_diag("  message %d: %s", id,
+					 dp_status_str(wc[i].status));
+			}
+		}
+		done += n;
+		if (t.failed || t.other)
+			break;	/* the QP is in ERROR now */
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	if (k == K_SEND) {
+		/* the receive side of what completed */
+		n = dp_poll(pb.rcq, wc, 1, 100);
+		while (n > 0)
+			n = ibv_poll_cq(pb.rcq, WIN, wc);
+	}
+	tap_ret(atomic_load(&flip_err), 0, "%s%s: every rereg succeeded",
+		kind_name[k], mode_name[mode]);
+	tap_diag("  %d reregs%s; %d messages whole in the first pages, %d in the second, %d failed with %s",
+		 atomic_load(&flips) - f0,
+		 mode_name[mode], t.in[0], t.in[1], t.failed,
+		 dp_status_str(k == K_SEND ? IBV_WC_REM_OP_ERR :
+			       k <= K_READ ? IBV_WC_REM_ACCESS_ERR :
+			       IBV_WC_LOC_PROT_ERR));
+	tap_ret(t.other, 0, "%s: no completion with another status",
+		kind_name[k]);
+	tap_ok(done == NMSG || t.failed, "%s: all %d messages completed (%d)",
+	       kind_name[k], NMSG, done);
+	tap_ret(t.torn, 0,
+		"%s%s: every successful message is whole in one page set, none mixed",
+		kind_name[k], mode_name[mode]);
+	dp_qp_free(&pa);
+	dp_qp_free(&pb);
+}
+
+/* the MR's translation to page set `set` (v keeps its address) */
+static int flip_to(int set)
+{
+	if (mmap(v, SET, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, mfd,
+		 set ? SET : 0) != v)
+		return -1;
+	cur_set = set;
+	return ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, v, SET,
+			    0);
+}
+
+/*
+ * A peer stalls mid-WRITE: it is slowed down (tc tbf) so that the WRITE
+ * is caught after its first bytes landed, then its link goes down.
+ * Returns the pair with the WRITE (wr_id 1, all of SET) stalled, or
+ * false (skipped, reason given) when it could not be caught.
+ */
+static bool stall_write(struct dp_qp *pa, struct dp_qp *pb, int set)
+{
+	struct dp_conn c;
+	uint64_t end;
+	bool started = false;
+
+	memset(view[0], 0, SET);
+	memset(view[1], 0, SET);
+	dp_fill(pbuf, SET, 4242);
+	dp_conn_default(&c);
+	c.timeout = 18;		/* 7 retries of ~1 s: the stall stays short of that */
+	if (dp_pair(&wa, &wb, IBV_QPT_RC, &dp_small_cap, &c, pa, pb))
+		tap_bail("QP pair over the wire: %s", strerror(errno));
+	/* slow enough (2 MiB in ~8 s) to catch the WRITE in the middle */
+	if (dp_sh("ip netns exec rrw1 tc qdisc add dev rrw1v root tbf rate 2mbit burst 32kb latency 20s")) {
+		tap_skip("no tc tbf to slow the peer down");
+		goto skip;
+	}
+	if (dp_post_send1(pa->qp, 1, IBV_WR_RDMA_WRITE, pbuf, SET, pmr->lkey,
+			  (uintptr_t)v, mr->rkey, 0))
+		tap_bail("post: %s", strerror(errno));
+	end = dp_now_ms() + DP_WAIT_MS;
+	while (dp_now_ms() < end && !started)
+		started = view[set][MSG] != 0;
+	dp_sh("ip -n rrw1 link set rrw1v down");
+	dp_sh("ip netns exec rrw1 tc qdisc del dev rrw1v root");
+	if (started && dp_verify(view[set], SET, 4242) != -1)
+		return true;
+	tap_skip("the WRITE was not caught mid-message (%s)",
+		 started ? "it finished first" : "nothing arrived");
+skip:
+	dp_sh("ip -n rrw1 link set rrw1v up");
+	dp_qp_free(pa);
+	dp_qp_free(pb);
+	return false;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "not ok - rereg/dereg hung behind a stalled message\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* resume the stalled WRITE: its completion (or -1) */
+static int resume(struct dp_qp *pa)
+{
+	struct ibv_wc wc;
+
+	dp_sh("ip -n rrw1 link set rrw1v up");
+	if (dp_poll(pa->scq, &wc, 1, 60000) != 1)
+		return -1;
+	return wc.status;
+}
+
+/*
+ * rereg of the translation while a peer is stalled mid-WRITE returns at
+ * once; the WRITE, resumed, finishes whole on the pages it started on.
+ * A rereg of the access that keeps remote write: the WRITE finishes
+ * through the new object.  One that revokes it, or a dereg: the call
+ * returns and the resumed WRITE fails with REM_ACCESS_ERR.
+ */
+static void test_stall(void)
+{
+	struct dp_qp pa, pb;
+	int set = cur_set, ret;
+
+	signal(SIGALRM, on_alarm);
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
+		tap_ret(flip_to(set ^ 1), 0,
+			"rereg (translation) returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_SUCCESS,
+		       "the stalled WRITE, resumed, completes: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		tap_ok(dp_verify(view[set], SET, 4242) == -1 &&
+		       dp_verify_byte(view[set ^ 1], SET, 0) == -1,
+		       "it finished on the old pages, whole, none in the new ones");
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("rereg under a stalled message");
+		tap_skip("the stalled WRITE completes");
+		tap_skip("on the old pages");
+	}
+
+	/*
+	 * The QPs go away while the responder holds the old translation:
+	 * the hold ends with them and the old pages are released then.
+	 */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		tap_ret(flip_to(set ^ 1), 0,
+			"rereg (translation) under a stalled WRITE, again");
+		tap_ret(ibv_destroy_qp(pb.qp), 0,
+			"the responder QP holding the old pages is destroyed");
+		pb.qp = NULL;
+		dp_sh("ip -n rrw1 link set rrw1v up");
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("rereg under a stalled message, again");
+		tap_skip("destroy of the QP holding the old pages");
+	}
+
+	/* same pages, same rights: the WRITE goes on through the new object */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, RW), 0,
+			"rereg (access kept) returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_SUCCESS &&
+		       dp_verify(view[set], SET, 4242) == -1,
+		       "the resumed WRITE completes whole: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("rereg (access kept) under a stalled message");
+		tap_skip("the stalled WRITE completes");
+	}
+
+	/* remote write revoked mid-message: the rest of it is refused */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_READ), 0,
+			"rereg revoking remote write returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_REM_ACCESS_ERR,
+		       "the resumed WRITE fails: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		tap_ret(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				     0, RW), 0, "remote write granted again");
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("revocation under a stalled message");
+		tap_skip("the stalled WRITE fails");
+		tap_skip("remote write granted again");
+	}
+
+	/* and the MR deregistered: the rest of it is refused too */
+	set = cur_set;
+	if (stall_write(&pa, &pb, set)) {
+		alarm(60);
+		ret = ibv_dereg_mr(mr);
+		tap_ret(ret, 0, "dereg returns while a peer is stalled mid-WRITE");
+		alarm(0);
+		mr = NULL;
+		ret = resume(&pa);
+		tap_ok(ret == IBV_WC_REM_ACCESS_ERR,
+		       "the resumed WRITE fails on the deregistered MR: %s",
+		       ret < 0 ? "no completion" : dp_status_str(ret));
+		dp_qp_free(&pa);
+		dp_qp_free(&pb);
+	} else {
+		tap_skip("dereg under a stalled message");
+		tap_skip("the stalled WRITE fails");
+	}
+}
+
+int main(void)
+{
+	int k;
+
+	if (!test_is_rxe2(test_dev_name())) {
+		tap_skip("needs rxe2 devices in namespaces");
+		return tap_done();
+	}
+	if (!wire_up()) {
+		tap_skip("no namespaces with rxe2 links over a veth");
+		wire_down();
+		return tap_done();
+	}
+	dp_open(&wa, WIRE_A);
+	dp_open(&wb, WIRE_B);
+	mfd = memfd_create("rxe2-rereg-wire", 0);
+	if (mfd < 0 || ftruncate(mfd, 2 * SET))
+		tap_bail("memfd: %s", strerror(errno));
+	v = mmap(NULL, SET, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	view[0] = mmap(NULL, SET, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	view[1] = mmap(NULL, SET, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, SET);
+	if (v == MAP_FAILED || view[0] == MAP_FAILED || view[1] == MAP_FAILED)
+		tap_bail("mmap: %s", strerror(errno));
+	mr = dp_reg(wb.pd, v, SET, RW);
+	pbuf = dp_alloc(SET);
+	pmr = dp_reg(wa.pd, pbuf, SET, RW);
+
+	for (k = K_WRITE; k <= K_SCATTER; k++)
+		run_kind(k, FLIP_TRANS);
+	for (k = K_WRITE; k <= K_SCATTER; k++)
+		run_kind(k, FLIP_TRANS_ACCESS);
+	for (k = K_WRITE; k <= K_SCATTER; k++)
+		run_kind(k, FLIP_ODP);
+	/* pinned again for what follows */
+	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW))
+		tap_bail("rereg back to pinned: %s", strerror(errno));
+
+	test_stall();
+
+	if (mr)
+		ibv_dereg_mr(mr);
+	ibv_dereg_mr(pmr);
+	dp_close(&wa);
+	dp_close(&wb);
+	wire_down();
+	return tap_done();
+}

@@ -12,7 +12,8 @@
  * then follows the pages to the new node after the next access; that
  * access faults (num_page_fault_pages exact), reads and writes the data
  * byte for byte at the new physical pages (their frame numbers, from
- * /proc/self/pagemap, changed); and pages moved back and forth under a
+ * /proc/self/pagemap, changed); the same through an implicit MR (the
+ * child stays: a move is no unmap); and pages moved back and forth under a
  * stream of RDMA WRITEs and READs: every completion SUCCESS, every byte
  * right.  Needs two NUMA nodes (make check's tools/vm --numa 2 boot);
  * with one node it skips, saying so.
@@ -292,6 +293,42 @@ static void test_migrate(void)
 	munmap(m, LEN);
 }
 
+/* the same through the implicit MR: its child's notifier sees the move */
+static void test_migrate_implicit(void)
+{
+	struct ibv_mr *imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, ALL);
+	uint8_t *m = node0_buf();
+	long ip0, fp0, pages;
+
+	if (!tap_ok(imr != NULL, "implicit ODP MR: %s",
+		    imr ? "registered" : strerror(errno)))
+		return;
+	dp_fill(pbuf, LEN, ++seed);
+	if (one(IBV_WR_RDMA_WRITE, pbuf, LEN, pmr->lkey, m, imr->rkey,
+		"implicit: RDMA WRITE faults the pages in on node 0"))
+		tap_ret(dp_verify(m, LEN, seed), -1, "the WRITE is in place");
+	expect_ic(imr, 0, "implicit MR mapped on node 0");
+	pages = cnt("num_odp_mr_pages");
+	ip0 = cnt("num_invalidation_pages");
+	tap_ret(move_all(m, 1), NPG, "implicit: move_pages to node 1");
+	tap_ret(cnt("num_invalidation_pages") - ip0, NPG,
+		"num_invalidation_pages + the %d mapped pages", NPG);
+	expect_ic(imr, -1, "implicit MR after the move");
+	fp0 = cnt("num_page_fault_pages");
+	memset(pbuf + LEN, 0, LEN);
+	if (one(IBV_WR_RDMA_READ, pbuf + LEN, LEN, pmr->lkey, m, imr->rkey,
+		"implicit: RDMA READ of the moved pages"))
+		tap_ret(dp_verify(pbuf + LEN, LEN, seed), -1,
+			"byte for byte");
+	tap_ret(cnt("num_page_fault_pages") - fp0, NPG,
+		"num_page_fault_pages + %d", NPG);
+	expect_ic(imr, 1, "implicit MR mapped on node 1");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 0,
+		"a move is no unmap: the child stays");
+	ibv_dereg_mr(imr);
+	munmap(m, LEN);
+}
+
 /* a mover thread sends the pages back and forth under RDMA traffic */
 static atomic_bool stop;
 static atomic_int moves, partial, move_err;
@@ -404,6 +441,7 @@ int main(void)
 		tap_bail("RC pair: %s", strerror(errno));
 
 	test_migrate();
+	test_migrate_implicit();
 	test_migrate_traffic();
 
 	dp_qp_free(&a);

@@ -215,6 +215,15 @@ static struct ib_umem_odp *rxe2_odp_child(struct rxe2_mr *mr, u64 va)
 		goto out;
 	}
 	rxe2_odp_add(imr->rdev, RXE2_DPC_ODP_MR_PAGES, RXE2_IMR_CHUNK_PAGES);
+	/*
+	 * An unmap between the check above and the notifier's insertion
+	 * reached no notifier of this child: look again, and let the
+	 * reclaim work decide about a chunk that lost its mapping.
+	 */
+	if (!rxe2_odp_va_mapped(imr->mm, va)) {
+		xa_set_mark(&imr->children, idx, RXE2_IMR_UNMAPPED);
+		queue_work(rxe2_odp_wq, &imr->reclaim);
+	}
 out:
 	mutex_unlock(&imr->lock);
 	return child;

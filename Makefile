@@ -25,7 +25,7 @@ selftests: provider
 # in one VM boot, except the tests in NUMA_TESTS, which need two NUMA
 # nodes and run in a second, short boot (tools/vm --numa 2).  RXE2_TESTS
 # picks tests as usual; a boot with nothing to run is left out.
-NUMA_TESTS := test_ic
+NUMA_TESTS := test_ic test_odp_migrate
 
 check: all
 	$(MAKE) -C provider test

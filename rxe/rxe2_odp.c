@@ -13,6 +13,7 @@
 #include <linux/hmm.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/srcu.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
@@ -21,13 +22,19 @@
 
 /*
  * An implicit MR covers the whole address space with children of this
- * size, each an ib_umem_odp with its own notifier, made on first access.
+ * size, each an ib_umem_odp with its own notifier, made on first access
+ * where the process has a mapping, freed again when an unmap has left
+ * its chunk with no mapping (rxe2_odp_reclaim()).
  */
 #define RXE2_IMR_CHUNK_SHIFT	26
 #define RXE2_IMR_CHUNK_SIZE	(1ULL << RXE2_IMR_CHUNK_SHIFT)
+#define RXE2_IMR_CHUNK_PAGES	(RXE2_IMR_CHUNK_SIZE >> PAGE_SHIFT)
+
+/* on a child's slot: an unmap left it with no page mapped in the device */
+#define RXE2_IMR_UNMAPPED	XA_MARK_1
 
 struct rxe2_odp_imr {
-	struct mutex lock;		/* making children */
+	struct mutex lock;		/* making and removing children */
 	struct xarray children;		/* chunk index -> struct ib_umem_odp */
 	/*
 	 * The root's owning_mm, grabbed: nothing in ib_umem_odp holds it
@@ -35,7 +42,17 @@ struct rxe2_odp_imr {
 	 * MR) can outlive the process.
 	 */
 	struct mm_struct *mm;
+	struct rxe2_dev *rdev;
+	struct work_struct reclaim;	/* frees the children marked UNMAPPED */
 };
+
+/*
+ * A child is looked up and used (faulted, copied, its pages' nodes
+ * read) inside a read section of this SRCU; reclaim takes it out of the
+ * xarray first and frees it only after a grace period, so an access
+ * that found it finishes on a live umem.  Sleepable: a fault sleeps.
+ */
+DEFINE_STATIC_SRCU(rxe2_odp_srcu);
 
 static struct workqueue_struct *rxe2_odp_wq;
 
@@ -52,6 +69,7 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	struct rxe2_dev *rdev = to_rdev(odp->umem.ibdev);
+	struct rxe2_odp_imr *imr;
 	int before;
 
 	/* reclaim may not sleep: it retries when a copy holds the mutex */
@@ -68,6 +86,20 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_INVALIDATIONS);
 		rxe2_odp_add(rdev, RXE2_DPC_ODP_INVALIDATION_PAGES,
 			     before - odp->npages);
+	}
+	/*
+	 * A child of an implicit MR (private: its rxe2_odp_imr) that an
+	 * unmap (munmap, mremap, the process's exit) left empty may cover
+	 * nothing the process has any more: the reclaim work looks.
+	 */
+	imr = READ_ONCE(odp->private);
+	if (imr && !odp->npages &&
+	    (range->event == MMU_NOTIFY_UNMAP ||
+	     range->event == MMU_NOTIFY_RELEASE)) {
+		xa_set_mark(&imr->children,
+			    ib_umem_start(odp) >> RXE2_IMR_CHUNK_SHIFT,
+			    RXE2_IMR_UNMAPPED);
+		queue_work(rxe2_odp_wq, &imr->reclaim);
 	}
 	mutex_unlock(&odp->umem_mutex);
 	return true;
@@ -143,7 +175,10 @@ static bool rxe2_odp_va_mapped(struct mm_struct *mm, u64 va)
 	return ok;
 }
 
-/* the child of an implicit MR holding va, made on first use */
+/*
+ * The child of an implicit MR holding va, made on first use; the caller
+ * is in an rxe2_odp_srcu read section, which keeps it until the end.
+ */
 static struct ib_umem_odp *rxe2_odp_child(struct rxe2_mr *mr, u64 va)
 {
 	struct rxe2_odp_imr *imr = mr->imr;
@@ -167,14 +202,28 @@ static struct ib_umem_odp *rxe2_odp_child(struct rxe2_mr *mr, u64 va)
 					RXE2_IMR_CHUNK_SIZE, &rxe2_odp_ops);
 	if (IS_ERR(child))
 		goto out;
+	/*
+	 * Its notifier runs from here on; one that ran before this saw no
+	 * imr and marked nothing: that child is only freed later (at the
+	 * next unmap that empties it, or at dereg).
+	 */
+	WRITE_ONCE(child->private, imr);
 	ret = xa_err(xa_store(&imr->children, idx, child, GFP_KERNEL));
 	if (ret) {
 		ib_umem_odp_release(child);
 		child = ERR_PTR(ret);
 		goto out;
 	}
-	rxe2_odp_add(to_rdev(mr->ibmr.device), RXE2_DPC_ODP_MR_PAGES,
-		     RXE2_IMR_CHUNK_SIZE >> PAGE_SHIFT);
+	rxe2_odp_add(imr->rdev, RXE2_DPC_ODP_MR_PAGES, RXE2_IMR_CHUNK_PAGES);
+	/*
+	 * An unmap between the check above and the notifier's insertion
+	 * reached no notifier of this child: look again, and let the
+	 * reclaim work decide about a chunk that lost its mapping.
+	 */
+	if (!rxe2_odp_va_mapped(imr->mm, va)) {
+		xa_set_mark(&imr->children, idx, RXE2_IMR_UNMAPPED);
+		queue_work(rxe2_odp_wq, &imr->reclaim);
+	}
 out:
 	mutex_unlock(&imr->lock);
 	return child;
@@ -224,7 +273,7 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 			 bool no_fault, rxe2_page_fn fn, void *arg)
 {
 	long total = 0;
-	int ret;
+	int ret = 0, srcu;
 
 	if (mr->odp == RXE2_ODP_EXPLICIT) {
 		struct ib_umem_odp *odp = rxe2_odp_umem(mr);
@@ -239,14 +288,17 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		return rxe2_odp_access_umem(odp, va, len, write, fn, arg);
 	}
 	/* implicit: iova is the user address */
+	srcu = srcu_read_lock(&rxe2_odp_srcu);
 	while (len) {
 		u64 n = min_t(u64, len, RXE2_IMR_CHUNK_SIZE -
 			      (iova & (RXE2_IMR_CHUNK_SIZE - 1)));
 		struct ib_umem_odp *child;
 
 		child = rxe2_odp_child(mr, iova);
-		if (IS_ERR(child))
-			return -EFAULT;
+		if (IS_ERR(child)) {
+			ret = -EFAULT;
+			break;
+		}
 		if (no_fault) {
 			ret = rxe2_odp_map_lock(child, iova, n, write, true);
 			if (ret >= 0)
@@ -256,12 +308,13 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 						   arg);
 		}
 		if (ret < 0)
-			return ret;
+			break;
 		total += ret;
 		iova += n;
 		len -= n;
 	}
-	return min_t(long, total, INT_MAX);
+	srcu_read_unlock(&rxe2_odp_srcu, srcu);
+	return ret < 0 ? ret : min_t(long, total, INT_MAX);
 }
 
 int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
@@ -305,13 +358,94 @@ unsigned long rxe2_odp_resident_nodes(struct rxe2_mr *mr, nodemask_t *nodes)
 {
 	struct ib_umem_odp *child;
 	unsigned long idx, n = 0;
+	int srcu;
 
 	if (mr->odp != RXE2_ODP_IMPLICIT)
 		return rxe2_odp_umem_nodes(rxe2_odp_umem(mr), nodes);
-	/* children go only at dereg, which the caller keeps away */
+	/* dereg is kept away by the caller, reclaim by the read section */
+	srcu = srcu_read_lock(&rxe2_odp_srcu);
 	xa_for_each(&mr->imr->children, idx, child)
 		n += rxe2_odp_umem_nodes(child, nodes);
+	srcu_read_unlock(&rxe2_odp_srcu, srcu);
 	return n;
+}
+
+/* a child's end: its pages unmapped, its notifier removed */
+static void rxe2_odp_child_free(struct rxe2_odp_imr *imr,
+				struct ib_umem_odp *child)
+{
+	ib_umem_odp_release(child);
+	rxe2_odp_add(imr->rdev, RXE2_DPC_ODP_MR_PAGES,
+		     -(long)RXE2_IMR_CHUNK_PAGES);
+}
+
+/*
+ * Whether a child marked UNMAPPED can go: the process has no mapping in
+ * its chunk any more (or no address space at all) and no page of it is
+ * mapped in the device.  Called with imr->lock and, for a live process,
+ * its mmap lock held: no mapping can appear meanwhile, so no fault can
+ * map a page.  A chunk that still holds other mappings keeps its child
+ * (they may be used next); a new mapping in a freed chunk gets a new
+ * child on first access, as any unmapped chunk does.
+ */
+static bool rxe2_odp_child_idle(struct mm_struct *mm, bool live,
+				struct ib_umem_odp *child)
+{
+	bool idle;
+
+	if (live && find_vma_intersection(mm, ib_umem_start(child),
+					  ib_umem_end(child)))
+		return false;
+	mutex_lock(&child->umem_mutex);
+	idle = !child->npages;
+	mutex_unlock(&child->umem_mutex);
+	return idle;
+}
+
+#define RXE2_RECLAIM_BATCH	16
+
+/*
+ * The reclaim work of an implicit MR: children marked UNMAPPED by the
+ * notifier that turn out idle are taken out of the xarray (no lookup
+ * finds them from then on; a fault makes a new child), and freed after
+ * an SRCU grace period (accesses that found them before are over).
+ */
+static void rxe2_odp_reclaim(struct work_struct *w)
+{
+	struct rxe2_odp_imr *imr = container_of(w, struct rxe2_odp_imr,
+						reclaim);
+	struct ib_umem_odp *dead[RXE2_RECLAIM_BATCH], *child;
+	unsigned long idx;
+	int i, n;
+	bool live;
+
+	do {
+		n = 0;
+		live = mmget_not_zero(imr->mm);
+		mutex_lock(&imr->lock);
+		if (live)
+			mmap_read_lock(imr->mm);
+		xa_for_each_marked(&imr->children, idx, child,
+				   RXE2_IMR_UNMAPPED) {
+			xa_clear_mark(&imr->children, idx, RXE2_IMR_UNMAPPED);
+			if (!rxe2_odp_child_idle(imr->mm, live, child))
+				continue;
+			xa_erase(&imr->children, idx);
+			dead[n++] = child;
+			if (n == RXE2_RECLAIM_BATCH)
+				break;
+		}
+		if (live)
+			mmap_read_unlock(imr->mm);
+		mutex_unlock(&imr->lock);
+		if (live)
+			mmput(imr->mm);
+		if (!n)
+			break;
+		synchronize_srcu(&rxe2_odp_srcu);
+		for (i = 0; i < n; i++)
+			rxe2_odp_child_free(imr, dead[i]);
+	} while (n == RXE2_RECLAIM_BATCH);
 }
 
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
@@ -331,6 +465,8 @@ int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 		}
 		mutex_init(&imr->lock);
 		xa_init(&imr->children);
+		INIT_WORK(&imr->reclaim, rxe2_odp_reclaim);
+		imr->rdev = rdev;
 		imr->mm = odp->umem.owning_mm;
 		mmgrab(imr->mm);
 		mr->imr = imr;
@@ -359,11 +495,18 @@ void rxe2_odp_release(struct rxe2_mr *mr)
 	unsigned long idx;
 
 	if (mr->odp == RXE2_ODP_IMPLICIT) {
+		/*
+		 * No access is left (the caller waited for them); the reclaim
+		 * work may still run: what it took out of the xarray it frees,
+		 * and once every child is gone nothing can queue it again.
+		 */
+		mutex_lock(&mr->imr->lock);
 		xa_for_each(&mr->imr->children, idx, child) {
-			rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
-				     -(long)(RXE2_IMR_CHUNK_SIZE >> PAGE_SHIFT));
-			ib_umem_odp_release(child);
+			xa_erase(&mr->imr->children, idx);
+			rxe2_odp_child_free(mr->imr, child);
 		}
+		mutex_unlock(&mr->imr->lock);
+		cancel_work_sync(&mr->imr->reclaim);
 		xa_destroy(&mr->imr->children);
 		mutex_destroy(&mr->imr->lock);
 		mmdrop(mr->imr->mm);

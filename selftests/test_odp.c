@@ -12,8 +12,11 @@
  * stay in the child); a process exiting with ODP MRs in use; ibv_advise_mr
  * with every errno of ibv_advise_mr(3), FLUSH, async and NO_FAULT
  * prefetches and their counters; the implicit MR (0, SIZE_MAX) over
- * malloc'ed memory; ibv_rereg_mr of an ODP MR under traffic.  Counters
- * are read from ports/1/hw_counters before and after.
+ * malloc'ed memory, its 64 MiB children freed when their chunk is
+ * unmapped (and made anew when it is mapped again, also racing WRITEs);
+ * ibv_rereg_mr of an ODP MR under traffic.  Counters are read from
+ * ports/1/hw_counters before and after.  Page migration is
+ * test_odp_migrate (two NUMA nodes).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +46,7 @@ static uint8_t *pbuf;			/* pinned helper memory */
 static struct ibv_mr *pmr;
 static uint64_t wr_id = 0x100;
 static uint32_t seed = 11;
+static atomic_bool stop;
 
 static long cnt(const char *name)
 {
@@ -506,6 +510,214 @@ static void test_implicit(void)
 	free(y);
 }
 
+/*
+ * Children of the implicit MR: rxe2 maps the address space in 64 MiB
+ * chunks, each a child made on first access where the process has a
+ * mapping (num_odp_mr_pages + a chunk's pages) and freed, after an
+ * unmap, once the process has no mapping left in the chunk (a
+ * workqueue does it: waited for with a deadline).
+ */
+#define CHUNK		(64ul << 20)
+#define CHUNK_PG	(CHUNK / PG)
+
+/* num_odp_mr_pages until it is @want, or the deadline; its last value */
+static long wait_pages(long want)
+{
+	uint64_t end = dp_now_ms() + DP_WAIT_MS;
+	long v;
+
+	while ((v = cnt("num_odp_mr_pages")) != want && dp_now_ms() < end)
+		;
+	return v;
+}
+
+/* three mapped chunks, aligned: no other mapping shares them */
+static uint8_t *chunks3(void)
+{
+	uint8_t *raw = mmap(NULL, 4 * CHUNK, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *base;
+
+	if (raw == MAP_FAILED)
+		tap_bail("mmap 4 chunks: %s", strerror(errno));
+	base = (uint8_t *)(((uintptr_t)raw + CHUNK - 1) & ~(CHUNK - 1));
+	if (base > raw)
+		munmap(raw, base - raw);
+	munmap(base + 3 * CHUNK, raw + 4 * CHUNK - (base + 3 * CHUNK));
+	return base;
+}
+
+static void test_implicit_reclaim(void)
+{
+	long mrs = cnt("num_odp_mrs"), pages = cnt("num_odp_mr_pages");
+	struct ibv_mr *imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, ALL);
+	uint8_t *base = chunks3(), *c0 = base, *c1 = base + CHUNK;
+	uint8_t *c2 = base + 2 * CHUNK;
+	uint32_t s1;
+	long v, f0, fr0;
+	int k;
+
+	if (!tap_ok(imr != NULL, "implicit ODP MR for the reclaim test"))
+		return;
+	for (k = 0; k < 3; k++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "implicit: WRITE into chunk %d", k);
+		dp_fill(pbuf, PG, ++seed);
+		if (one(&a, IBV_WR_RDMA_WRITE, pbuf, PG, pmr->lkey,
+			base + k * CHUNK, imr->rkey, IBV_WC_SUCCESS, what))
+			tap_ret(dp_verify(base + k * CHUNK, PG, seed), -1,
+				"chunk %d byte for byte", k);
+	}
+	s1 = seed;
+	tap_ret(cnt("num_odp_mr_pages") - pages, 3 * CHUNK_PG,
+		"three children: num_odp_mr_pages + 3 x %lu", CHUNK_PG);
+
+	/*
+	 * The page the device mapped in chunk 2 goes; the rest of the
+	 * chunk stays mapped, so its child stays.  Then all of chunk 0
+	 * goes: its child goes.  (The reclaim work looks at chunk 2 before
+	 * it frees chunk 0: its index is lower, or it was marked first.)
+	 */
+	tap_ret_errno(munmap(c2, PG), 0, "munmap the one mapped page of chunk 2");
+	tap_ret_errno(munmap(c0, CHUNK), 0, "munmap all of chunk 0");
+	v = wait_pages(pages + 2 * CHUNK_PG);
+	tap_ret(v - pages, 2 * CHUNK_PG,
+		"chunk 0's child freed: num_odp_mr_pages - %lu", CHUNK_PG);
+	tap_ret(cnt("num_odp_mrs") - mrs, 1, "num_odp_mrs: still the one MR");
+	f0 = cnt("num_page_faults");
+	dp_fill(pbuf, PG, ++seed);
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, PG, pmr->lkey, c2 + CHUNK / 2,
+		imr->rkey, IBV_WC_SUCCESS,
+		"WRITE elsewhere in chunk 2 (still mapped)"))
+		tap_ret(dp_verify(c2 + CHUNK / 2, PG, seed), -1,
+			"byte for byte");
+	tap_ok(cnt("num_page_faults") > f0, "it faulted the page in");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 2 * CHUNK_PG,
+		"through chunk 2's old child: no new child");
+
+	fr0 = cnt("num_failed_resolutions");
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, 64, pmr->lkey, c0 + 100, imr->rkey,
+	    IBV_WC_REM_ACCESS_ERR, "WRITE into unmapped chunk 0 -> REM_ACCESS_ERR");
+	new_pair();
+	one(&a, IBV_WR_RDMA_WRITE, c0 + 100, 64, imr->lkey, pbuf, pmr->rkey,
+	    IBV_WC_LOC_PROT_ERR, "local SGE in unmapped chunk 0 -> LOC_PROT_ERR");
+	new_pair();
+	tap_ret(cnt("num_failed_resolutions") - fr0, 2,
+		"num_failed_resolutions + 2");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 2 * CHUNK_PG,
+		"no child made for the unmapped chunk");
+	memset(pbuf, 0, PG);
+	if (one(&a, IBV_WR_RDMA_READ, pbuf, PG, pmr->lkey, c1, imr->rkey,
+		IBV_WC_SUCCESS, "READ of chunk 1"))
+		tap_ret(dp_verify(pbuf, PG, s1 - 1), -1,
+			"chunk 1 still holds its data");
+
+	/* a new mapping at the same address: a new child */
+	if (mmap(c0, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		 MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != c0)
+		tap_bail("mmap chunk 0 again: %s", strerror(errno));
+	f0 = cnt("num_page_faults");
+	dp_fill(pbuf, 3 * PG, ++seed);
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, 3 * PG, pmr->lkey, c0 + 5,
+		imr->rkey, IBV_WC_SUCCESS, "WRITE into the new chunk 0 mapping"))
+		tap_ret(dp_verify(c0 + 5, 3 * PG, seed), -1, "byte for byte");
+	tap_ok(cnt("num_page_faults") > f0, "it faulted");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 3 * CHUNK_PG,
+		"a new child: num_odp_mr_pages + 3 x %lu again", CHUNK_PG);
+	memset(pbuf + LEN, 0, 3 * PG);
+	if (one(&a, IBV_WR_RDMA_READ, pbuf + LEN, 3 * PG, pmr->lkey, c0 + 5,
+		imr->rkey, IBV_WC_SUCCESS, "READ it back"))
+		tap_ret(dp_verify(pbuf + LEN, 3 * PG, seed), -1,
+			"byte for byte");
+
+	tap_ret_errno(ibv_dereg_mr(imr), 0, "dereg the implicit MR");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 0,
+		"dereg: num_odp_mr_pages back");
+	tap_ret(cnt("num_odp_mrs") - mrs, 0, "dereg: num_odp_mrs back");
+	munmap(base, 3 * CHUNK);
+}
+
+/*
+ * A chunk unmapped and mapped again and again under WRITEs through the
+ * implicit MR: its child is freed and made anew under the traffic.
+ */
+static uint8_t *toggle_chunk;
+
+static void *chunk_toggler(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		munmap(toggle_chunk, CHUNK);
+		usleep(200);
+		if (mmap(toggle_chunk, CHUNK, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED, -1, 0) != toggle_chunk)
+			abort();
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void test_implicit_reclaim_race(void)
+{
+	long pages = cnt("num_odp_mr_pages");
+	struct ibv_mr *imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, ALL);
+	uint8_t *base = chunks3();
+	int ok = 0, refused = 0, other = 0, i;
+	pthread_t t;
+
+	if (!tap_ok(imr != NULL, "implicit ODP MR for the race"))
+		return;
+	/* chunk 1 toggles; chunk 0 and 2 hold guard bytes */
+	memset(base + CHUNK - PG, 0x77, PG);
+	memset(base + 2 * CHUNK, 0x77, PG);
+	toggle_chunk = base + CHUNK;
+	atomic_store(&stop, false);
+	if (pthread_create(&t, NULL, chunk_toggler, NULL))
+		tap_bail("pthread_create");
+	dp_fill(pbuf, 2 * PG, ++seed);
+	for (i = 0; i < 100; i++) {
+		struct ibv_wc wc;
+
+		if (dp_post_send1(a.qp, ++wr_id, IBV_WR_RDMA_WRITE, pbuf,
+				  2 * PG, pmr->lkey,
+				  (uintptr_t)(base + CHUNK + (i % 7) * PG),
+				  imr->rkey, 0) ||
+		    dp_poll(a.scq, &wc, 1, DP_WAIT_MS) != 1) {
+			other++;
+			break;
+		}
+		if (wc.status == IBV_WC_SUCCESS) {
+			ok++;
+		} else if (wc.status == IBV_WC_REM_ACCESS_ERR) {
+			refused++;
+			new_pair();
+		} else {
+			other++;
+			new_pair();
+		}
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	tap_diag("%d WRITEs landed, %d refused", ok, refused);
+	tap_ok(other == 0 && ok + refused == 100,
+	       "WRITEs racing the chunk's munmap: each SUCCESS or REM_ACCESS_ERR");
+	tap_ret(dp_verify_byte(base + CHUNK - PG, PG, 0x77) +
+		dp_verify_byte(base + 2 * CHUNK, PG, 0x77), -2,
+		"the neighbouring chunks are intact");
+	new_pair();
+	if (one(&a, IBV_WR_RDMA_WRITE, pbuf, 2 * PG, pmr->lkey,
+		base + CHUNK + PG, imr->rkey, IBV_WC_SUCCESS,
+		"a WRITE after the race"))
+		tap_ret(dp_verify(base + CHUNK + PG, 2 * PG, seed), -1,
+			"lands whole");
+	tap_ret_errno(ibv_dereg_mr(imr), 0, "dereg the implicit MR");
+	tap_ret(cnt("num_odp_mr_pages") - pages, 0,
+		"num_odp_mr_pages back: every child made was freed once");
+	munmap(base, 3 * CHUNK);
+}
+
 /* UC and UD sends, an SRQ receive, all into ODP buffers */
 static void test_other_transports(void)
 {
@@ -697,7 +909,6 @@ static void test_exit(void)
 }
 
 /* munmap and mmap one page of the MR again and again under RDMA WRITEs */
-static atomic_bool stop;
 static uint8_t *toggle_page;
 
 static void *toggler(void *arg)
@@ -896,6 +1107,8 @@ int main(void)
 	test_fork();
 	test_advise();
 	test_implicit();
+	test_implicit_reclaim();
+	test_implicit_reclaim_race();
 	test_other_transports();
 	test_mremap();
 	test_munmap_race();

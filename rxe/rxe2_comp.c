@@ -540,7 +540,7 @@ void rxe2_flush(struct rxe2_qp *qp)
 	    rxe2_rq_flush_one(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id))
 		dp->have_rwqe = false;
 	dp->in_msg = false;
-	dp->rd_active = false;
+	WRITE_ONCE(dp->rd_active, false);
 	rxe2_resp_drop_holds(qp);
 	if (!qp->has_rq) {
 		/* an SRQ keeps its WQEs: tell the consumer we take no more */

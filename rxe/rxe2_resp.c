@@ -51,7 +51,7 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	dp->rcv_inline = false;
 	dp->sq_inline = false;
 	dp->in_msg = false;
-	dp->rd_active = false;
+	WRITE_ONCE(dp->rd_active, false);
 	dp->nak_sent = false;
 	memset(dp->atomic_res, 0, sizeof(dp->atomic_res));
 	dp->atomic_next = 0;
@@ -491,7 +491,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 	int budget = 64;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
-		dp->rd_active = false;
+		WRITE_ONCE(dp->rd_active, false);
 		rxe2_mr_msg_end(&dp->rd_hold, 1);
 		return;
 	}
@@ -499,7 +499,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 		mr = rxe2_resp_mr(qp, &dp->rd_hold, dp->rd_rkey, &mr_va,
 				  dp->rd_len, IB_ACCESS_REMOTE_READ);
 		if (!mr) {
-			dp->rd_active = false;	/* gone: the requester retries */
+			WRITE_ONCE(dp->rd_active, false);	/* gone: the requester retries */
 			rxe2_mr_msg_end(&dp->rd_hold, 1);
 			return;
 		}
@@ -524,14 +524,14 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 				      (u8 *)bth + rxe2_opinfo[op].hdr_len, n,
 				      false)) {
 			kfree_skb(skb);
-			dp->rd_active = false;
+			WRITE_ONCE(dp->rd_active, false);
 			break;
 		}
 		rxe2_tx_send(qp, &dp->av, dp->src_port, skb);
 		dp->rd_off += n;
 		dp->rd_psn = (dp->rd_psn + 1) & RXE2_PSN_MASK;
 		if (last)
-			dp->rd_active = false;
+			WRITE_ONCE(dp->rd_active, false);
 	}
 	if (mr)
 		rxe2_mr_put(mr);
@@ -551,7 +551,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	u32 npkts = len ? DIV_ROUND_UP(len, dp->mtu) : 1;
 
 	/* a new stream (or one asked again) finds its MR object anew */
-	dp->rd_active = false;
+	WRITE_ONCE(dp->rd_active, false);
 	rxe2_mr_msg_end(&dp->rd_hold, 1);
 	if (len) {
 		u64 mr_va = va;
@@ -587,7 +587,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	dp->rd_len = len;
 	dp->rd_off = 0;
 	dp->rd_psn = pkt->psn;
-	dp->rd_active = true;
+	WRITE_ONCE(dp->rd_active, true);
 	rxe2_resp_read_cont(qp);
 }
 

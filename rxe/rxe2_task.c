@@ -282,9 +282,9 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	 * request it dequeued back at the head of the queue (rxe2_rx_run()),
 	 * and an empty queue seen in between would let this one overtake
 	 * it.  rd_active is set before such a dequeue, which took this lock.
-	 * Acquire: the runner has finished with the slot it freed.
 	 */
 	ok = skb_queue_empty(&dp->rx_queue) && !READ_ONCE(dp->rd_active) &&
+	     /* acquire: the runner has finished with the slot it freed */
 	     !smp_load_acquire(&dp->lreq_len);
 	if (ok) {
 		memcpy(dp->lreq, req, len);

@@ -392,6 +392,25 @@ long dp_verify_byte(const void *buf, size_t len, uint8_t c)
 	return -1;
 }
 
+long dp_hw_counter(const char *ibdev, const char *name)
+{
+	char path[256], buf[64];
+	FILE *f;
+	long v = -1;
+
+	usleep(20000);
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", ibdev,
+		 name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
 void *dp_alloc(size_t len)
 {
 	void *p;

@@ -120,6 +120,12 @@ long dp_verify(const void *buf, size_t len, uint32_t seed);
 /* Index of the first byte that differs from c, or -1. */
 long dp_verify_byte(const void *buf, size_t len, uint8_t c);
 
+/*
+ * Port 1's hw_counters entry NAME of device IBDEV (sysfs), or -1.  Waits
+ * out ib_core's 10 ms cache of the counters first.
+ */
+long dp_hw_counter(const char *ibdev, const char *name);
+
 /* Page-aligned, zeroed memory; bails on failure. */
 void *dp_alloc(size_t len);
 

@@ -50,22 +50,7 @@ static atomic_bool stop;
 
 static long cnt(const char *name)
 {
-	char path[256], buf[64];
-	FILE *f;
-	long v = -1;
-
-	/* ib_core caches hw_counters for 10 ms */
-	usleep(20000);
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", d.name,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
+	return dp_hw_counter(d.name, name);
 }
 
 /* fresh anonymous pages, never touched by anyone */
@@ -117,6 +102,49 @@ static void new_pair(void)
 	dp_qp_free(&b);
 	if (dp_rc_pair(&d, &a, &b))
 		tap_bail("RC pair: %s", strerror(errno));
+}
+
+/*
+ * 100 RDMA WRITEs of len bytes from pbuf, the i-th to raddr + (i % spread)
+ * pages, while the thread fn changes the mapping under them: each must
+ * complete with SUCCESS or REM_ACCESS_ERR (a new pair after an error).
+ */
+static void writes_racing(void *(*fn)(void *), uint32_t len, uint8_t *raddr,
+			  int spread, uint32_t rkey, const char *what)
+{
+	int ok = 0, refused = 0, other = 0, i;
+	pthread_t t;
+
+	atomic_store(&stop, false);
+	if (pthread_create(&t, NULL, fn, NULL))
+		tap_bail("pthread_create");
+	dp_fill(pbuf, len, ++seed);
+	for (i = 0; i < 100; i++) {
+		struct ibv_wc wc;
+
+		if (dp_post_send1(a.qp, ++wr_id, IBV_WR_RDMA_WRITE, pbuf, len,
+				  pmr->lkey,
+				  (uintptr_t)(raddr + (i % spread) * PG), rkey,
+				  0) ||
+		    dp_poll(a.scq, &wc, 1, DP_WAIT_MS) != 1) {
+			other++;
+			break;
+		}
+		if (wc.status == IBV_WC_SUCCESS) {
+			ok++;
+		} else {
+			if (wc.status == IBV_WC_REM_ACCESS_ERR)
+				refused++;
+			else
+				other++;
+			new_pair();
+		}
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	tap_diag("%d WRITEs landed, %d refused", ok, refused);
+	tap_ok(other == 0 && ok + refused == 100,
+	       "WRITEs racing %s: each SUCCESS or REM_ACCESS_ERR", what);
 }
 
 static void test_caps(void)
@@ -664,8 +692,6 @@ static void test_implicit_reclaim_race(void)
 	long pages = cnt("num_odp_mr_pages");
 	struct ibv_mr *imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, ALL);
 	uint8_t *base = chunks3();
-	int ok = 0, refused = 0, other = 0, i;
-	pthread_t t;
 
 	if (!tap_ok(imr != NULL, "implicit ODP MR for the race"))
 		return;
@@ -673,36 +699,8 @@ static void test_implicit_reclaim_race(void)
 	memset(base + CHUNK - PG, 0x77, PG);
 	memset(base + 2 * CHUNK, 0x77, PG);
 	toggle_chunk = base + CHUNK;
-	atomic_store(&stop, false);
-	if (pthread_create(&t, NULL, chunk_toggler, NULL))
-		tap_bail("pthread_create");
-	dp_fill(pbuf, 2 * PG, ++seed);
-	for (i = 0; i < 100; i++) {
-		struct ibv_wc wc;
-
-		if (dp_post_send1(a.qp, ++wr_id, IBV_WR_RDMA_WRITE, pbuf,
-				  2 * PG, pmr->lkey,
-				  (uintptr_t)(base + CHUNK + (i % 7) * PG),
-				  imr->rkey, 0) ||
-		    dp_poll(a.scq, &wc, 1, DP_WAIT_MS) != 1) {
-			other++;
-			break;
-		}
-		if (wc.status == IBV_WC_SUCCESS) {
-			ok++;
-		} else if (wc.status == IBV_WC_REM_ACCESS_ERR) {
-			refused++;
-			new_pair();
-		} else {
-			other++;
-			new_pair();
-		}
-	}
-	atomic_store(&stop, true);
-	pthread_join(t, NULL);
-	tap_diag("%d WRITEs landed, %d refused", ok, refused);
-	tap_ok(other == 0 && ok + refused == 100,
-	       "WRITEs racing the chunk's munmap: each SUCCESS or REM_ACCESS_ERR");
+	writes_racing(chunk_toggler, 2 * PG, base + CHUNK, 7, imr->rkey,
+		      "the chunk's munmap");
 	tap_ret(dp_verify_byte(base + CHUNK - PG, PG, 0x77) +
 		dp_verify_byte(base + 2 * CHUNK, PG, 0x77), -2,
 		"the neighbouring chunks are intact");
@@ -931,40 +929,10 @@ static void test_munmap_race(void)
 	/* guard pages on both sides of the MR */
 	uint8_t *g = fresh(LEN + 2 * PG), *m = g + PG;
 	struct ibv_mr *mr = odp_reg(d.pd, m, LEN - 2 * PG, ALL);
-	int ok = 0, refused = 0, other = 0, i;
-	pthread_t t;
 
 	memset(g, 0x77, LEN + 2 * PG);
 	toggle_page = m + 2 * PG;
-	atomic_store(&stop, false);
-	if (pthread_create(&t, NULL, toggler, NULL))
-		tap_bail("pthread_create");
-	dp_fill(pbuf, 3 * PG, ++seed);
-	for (i = 0; i < 100; i++) {
-		struct ibv_wc wc;
-
-		if (dp_post_send1(a.qp, ++wr_id, IBV_WR_RDMA_WRITE, pbuf,
-				  3 * PG, pmr->lkey, (uintptr_t)(m + PG),
-				  mr->rkey, 0) ||
-		    dp_poll(a.scq, &wc, 1, DP_WAIT_MS) != 1) {
-			other++;
-			break;
-		}
-		if (wc.status == IBV_WC_SUCCESS) {
-			ok++;
-		} else if (wc.status == IBV_WC_REM_ACCESS_ERR) {
-			refused++;
-			new_pair();
-		} else {
-			other++;
-			new_pair();
-		}
-	}
-	atomic_store(&stop, true);
-	pthread_join(t, NULL);
-	tap_diag("%d WRITEs landed, %d refused", ok, refused);
-	tap_ok(other == 0 && ok + refused == 100,
-	       "WRITEs racing munmap: each SUCCESS or REM_ACCESS_ERR");
+	writes_racing(toggler, 3 * PG, m + PG, 1, mr->rkey, "munmap");
 	tap_ret(dp_verify_byte(g, 2 * PG, 0x77), -1,
 		"the guard page and the page before the target are intact");
 	tap_ret(dp_verify_byte(m + 4 * PG, LEN - 4 * PG + PG, 0x77), -1,

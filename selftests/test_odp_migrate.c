@@ -53,22 +53,7 @@ static uint32_t seed = 21;
 
 static long cnt(const char *name)
 {
-	char path[256], buf[64];
-	FILE *f;
-	long v = -1;
-
-	/* ib_core caches hw_counters for 10 ms */
-	usleep(20000);
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", d.name,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
+	return dp_hw_counter(d.name, name);
 }
 
 /* nodes in /sys/devices/system/node/online ("0" or "0-1"); 1 if absent */

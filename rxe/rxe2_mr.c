@@ -102,6 +102,7 @@ struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 	mr->type = counted ? RXE2_MR_USER : RXE2_MR_DMA;
 	mr->access = access & RXE2_MR_ACCESS;
 	/* ib_core sets these too, but only after we publish */
+	mr->pd = ibpd;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.device = ibpd->device;
 	spin_lock_init(&mr->lock);
@@ -448,7 +449,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = old->access;
 	}
 	if (!(flags & IB_MR_REREG_PD))
-		ibpd = old->ibmr.pd;
+		ibpd = old->pd;
 	if (!ibpd || ibpd->device != ibmr->device)
 		return ERR_PTR(-EINVAL);
 	if (flags & IB_MR_REREG_TRANS) {
@@ -502,6 +503,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new->key = mr->key;
 	new->access = access & RXE2_MR_ACCESS;
 	new->ibmr.device = ibmr->device;
+	new->pd = ibpd;
 	new->ibmr.pd = ibpd;
 	new->ibmr.lkey = mr->key;
 	new->ibmr.rkey = mr->key;
@@ -573,7 +575,7 @@ struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
 		 * accesses in progress stays short.
 		 */
 		for (held = h[i].mr; held; held = READ_ONCE(held->succ)) {
-			if (held->ibmr.pd != pd || (access & ~held->access))
+			if (held->pd != pd || (access & ~held->access))
 				break;
 			if (test_bit(RXE2_MRO_DEAD, &held->oflags) ||
 			    !refcount_inc_not_zero(&held->ref)) {
@@ -637,7 +639,7 @@ static bool rxe2_frmr_get(struct rxe2_mr *mr, u32 key, struct ib_pd *pd,
 
 	spin_lock_irqsave(&mr->lock, flags);
 	ok = mr->state == RXE2_MR_VALID && mr->key == key &&
-	     mr->ibmr.pd == pd && !(access & ~mr->access) &&
+	     mr->pd == pd && !(access & ~mr->access) &&
 	     refcount_inc_not_zero(&mr->ref);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return ok;
@@ -651,13 +653,13 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 	rcu_read_lock();
 	if (key & RXE2_FRMR_KEY_BIT) {
 		mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->ibmr.pd,
+		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->pd,
 					 access))
 			mr = NULL;
 	} else {
 again:
 		mr = xa_load(&rdev->mr_table.xa, key);
-		if (mr && ((pd && mr->ibmr.pd != pd) ||
+		if (mr && ((pd && mr->pd != pd) ||
 			   (access & ~mr->access)))
 			mr = NULL;
 		/*
@@ -733,6 +735,7 @@ struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	spin_lock_init(&mr->lock);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
+	mr->pd = ibpd;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
@@ -782,7 +785,7 @@ static struct rxe2_mr *rxe2_frmr_find(u32 key, struct ib_pd *pd)
 		return NULL;
 	rcu_read_lock();
 	mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-	if (mr && (mr->ibmr.pd != pd || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (mr->pd != pd || !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;

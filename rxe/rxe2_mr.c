@@ -4,6 +4,7 @@
  * lookup contract the data path relies on.
  */
 #include <linux/delay.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 
@@ -274,17 +275,23 @@ static void rxe2_mr_kill(struct rxe2_mr *obj)
 	wait_for_completion(&obj->released);
 }
 
-/* a replaced object with pages of its own that nobody holds any more */
+/*
+ * A replaced object with pages of its own that nobody holds any more.
+ * Leaving the owner's retired list is what tells the owner's dereg that
+ * the object is done with, so it comes last: the pages go first, and
+ * the unlock is the last touch of the owner (its dereg may free it the
+ * moment it sees the list empty).  Only obj itself is touched after.
+ */
 static void rxe2_mr_teardown(struct rxe2_mr *obj)
 {
 	struct rxe2_mr *owner = obj->owner;
 
-	/* the owner lives: its dereg claims or flushes us first */
-	spin_lock(&owner->lock);
-	list_del_init(&obj->retire_node);
-	spin_unlock(&owner->lock);
 	rxe2_mr_kill(obj);
 	rxe2_mr_release_umem(obj);
+	spin_lock(&owner->lock);
+	list_del_init(&obj->retire_node);
+	wake_up_var(&owner->retired);
+	spin_unlock(&owner->lock);
 	rxe2_mr_life_put(obj);
 }
 
@@ -315,6 +322,16 @@ static void rxe2_mr_msgs_put(struct rxe2_mr *obj, bool now)
 	}
 }
 
+static bool rxe2_mr_retired_empty(struct rxe2_mr *mr)
+{
+	bool empty;
+
+	spin_lock(&mr->lock);
+	empty = list_empty(&mr->retired);
+	spin_unlock(&mr->lock);
+	return empty;
+}
+
 /*
  * dereg of an ibv_reg_mr MR: its key is gone already.  Every object of
  * it — the current one and replaced ones that messages still hold —
@@ -330,7 +347,10 @@ static int rxe2_dereg_user(struct rxe2_dev *rdev, struct rxe2_mr *mr,
 
 	spin_lock(&mr->lock);
 	list_for_each_entry_safe(obj, tmp, &mr->retired, retire_node) {
-		/* msgs 0: its teardown is queued; the flush below waits */
+		/*
+		 * msgs 0: its teardown is queued, or about to be; it
+		 * leaves the list once its pages are gone (wait below).
+		 */
 		if (refcount_inc_not_zero(&obj->msgs)) {
 			set_bit(RXE2_MRO_TORN, &obj->oflags);
 			list_move(&obj->retire_node, &mine);
@@ -343,7 +363,7 @@ static int rxe2_dereg_user(struct rxe2_dev *rdev, struct rxe2_mr *mr,
 		rxe2_mr_release_umem(obj);
 		rxe2_mr_msgs_put(obj, true);
 	}
-	flush_workqueue(rxe2_mr_wq);
+	wait_var_event(&mr->retired, rxe2_mr_retired_empty(mr));
 
 	set_bit(RXE2_MRO_TORN, &cur->oflags);
 	rxe2_mr_kill(cur);

@@ -4,6 +4,7 @@
  * lookup contract the data path relies on.
  */
 #include <linux/delay.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 
@@ -102,6 +103,7 @@ struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 	mr->type = counted ? RXE2_MR_USER : RXE2_MR_DMA;
 	mr->access = access & RXE2_MR_ACCESS;
 	/* ib_core sets these too, but only after we publish */
+	mr->pd = ibpd;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.device = ibpd->device;
 	spin_lock_init(&mr->lock);
@@ -273,17 +275,23 @@ static void rxe2_mr_kill(struct rxe2_mr *obj)
 	wait_for_completion(&obj->released);
 }
 
-/* a replaced object with pages of its own that nobody holds any more */
+/*
+ * A replaced object with pages of its own that nobody holds any more.
+ * Leaving the owner's retired list is what tells the owner's dereg that
+ * the object is done with, so it comes last: the pages go first, and
+ * the unlock is the last touch of the owner (its dereg may free it the
+ * moment it sees the list empty).  Only obj itself is touched after.
+ */
 static void rxe2_mr_teardown(struct rxe2_mr *obj)
 {
 	struct rxe2_mr *owner = obj->owner;
 
-	/* the owner lives: its dereg claims or flushes us first */
-	spin_lock(&owner->lock);
-	list_del_init(&obj->retire_node);
-	spin_unlock(&owner->lock);
 	rxe2_mr_kill(obj);
 	rxe2_mr_release_umem(obj);
+	spin_lock(&owner->lock);
+	list_del_init(&obj->retire_node);
+	wake_up_var(&owner->retired);
+	spin_unlock(&owner->lock);
 	rxe2_mr_life_put(obj);
 }
 
@@ -314,6 +322,16 @@ static void rxe2_mr_msgs_put(struct rxe2_mr *obj, bool now)
 	}
 }
 
+static bool rxe2_mr_retired_empty(struct rxe2_mr *mr)
+{
+	bool empty;
+
+	spin_lock(&mr->lock);
+	empty = list_empty(&mr->retired);
+	spin_unlock(&mr->lock);
+	return empty;
+}
+
 /*
  * dereg of an ibv_reg_mr MR: its key is gone already.  Every object of
  * it — the current one and replaced ones that messages still hold —
@@ -329,7 +347,10 @@ static int rxe2_dereg_user(struct rxe2_dev *rdev, struct rxe2_mr *mr,
 
 	spin_lock(&mr->lock);
 	list_for_each_entry_safe(obj, tmp, &mr->retired, retire_node) {
-		/* msgs 0: its teardown is queued; the flush below waits */
+		/*
+		 * msgs 0: its teardown is queued, or about to be; it
+		 * leaves the list once its pages are gone (wait below).
+		 */
 		if (refcount_inc_not_zero(&obj->msgs)) {
 			set_bit(RXE2_MRO_TORN, &obj->oflags);
 			list_move(&obj->retire_node, &mine);
@@ -342,7 +363,7 @@ static int rxe2_dereg_user(struct rxe2_dev *rdev, struct rxe2_mr *mr,
 		rxe2_mr_release_umem(obj);
 		rxe2_mr_msgs_put(obj, true);
 	}
-	flush_workqueue(rxe2_mr_wq);
+	wait_var_event(&mr->retired, rxe2_mr_retired_empty(mr));
 
 	set_bit(RXE2_MRO_TORN, &cur->oflags);
 	rxe2_mr_kill(cur);
@@ -448,7 +469,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = old->access;
 	}
 	if (!(flags & IB_MR_REREG_PD))
-		ibpd = old->ibmr.pd;
+		ibpd = old->pd;
 	if (!ibpd || ibpd->device != ibmr->device)
 		return ERR_PTR(-EINVAL);
 	if (flags & IB_MR_REREG_TRANS) {
@@ -502,6 +523,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new->key = mr->key;
 	new->access = access & RXE2_MR_ACCESS;
 	new->ibmr.device = ibmr->device;
+	new->pd = ibpd;
 	new->ibmr.pd = ibpd;
 	new->ibmr.lkey = mr->key;
 	new->ibmr.rkey = mr->key;
@@ -573,7 +595,7 @@ struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
 		 * accesses in progress stays short.
 		 */
 		for (held = h[i].mr; held; held = READ_ONCE(held->succ)) {
-			if (held->ibmr.pd != pd || (access & ~held->access))
+			if (held->pd != pd || (access & ~held->access))
 				break;
 			if (test_bit(RXE2_MRO_DEAD, &held->oflags) ||
 			    !refcount_inc_not_zero(&held->ref)) {
@@ -637,7 +659,7 @@ static bool rxe2_frmr_get(struct rxe2_mr *mr, u32 key, struct ib_pd *pd,
 
 	spin_lock_irqsave(&mr->lock, flags);
 	ok = mr->state == RXE2_MR_VALID && mr->key == key &&
-	     mr->ibmr.pd == pd && !(access & ~mr->access) &&
+	     mr->pd == pd && !(access & ~mr->access) &&
 	     refcount_inc_not_zero(&mr->ref);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return ok;
@@ -651,13 +673,13 @@ struct rxe2_mr *rxe2_mr_lookup(struct rxe2_dev *rdev, u32 key,
 	rcu_read_lock();
 	if (key & RXE2_FRMR_KEY_BIT) {
 		mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->ibmr.pd,
+		if (mr && !rxe2_frmr_get(mr, key, pd ? pd : mr->pd,
 					 access))
 			mr = NULL;
 	} else {
 again:
 		mr = xa_load(&rdev->mr_table.xa, key);
-		if (mr && ((pd && mr->ibmr.pd != pd) ||
+		if (mr && ((pd && mr->pd != pd) ||
 			   (access & ~mr->access)))
 			mr = NULL;
 		/*
@@ -733,6 +755,7 @@ struct ib_mr *rxe2_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	spin_lock_init(&mr->lock);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
+	mr->pd = ibpd;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
@@ -782,7 +805,7 @@ static struct rxe2_mr *rxe2_frmr_find(u32 key, struct ib_pd *pd)
 		return NULL;
 	rcu_read_lock();
 	mr = xa_load(&rxe2_frmr_xa, rxe2_frmr_index(key));
-	if (mr && (mr->ibmr.pd != pd || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (mr->pd != pd || !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;

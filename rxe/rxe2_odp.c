@@ -586,7 +586,7 @@ static struct rxe2_mr *rxe2_advise_lookup(struct ib_pd *pd, u32 lkey,
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_MRS_NOT_FOUND);
 		goto err;
 	}
-	if (mr->ibmr.pd != pd)
+	if (mr->pd != pd)
 		ret = -EINVAL;
 	else if (write && !ib_access_writable(mr->access))
 		ret = -EFAULT;

@@ -202,6 +202,12 @@ struct rxe2_mr {
 	u64 iova;
 	u64 length;
 	int access;			/* IB_ACCESS_* granted */
+	/*
+	 * The PD the data path checks.  Not ibmr.pd: when a rereg returns
+	 * NULL, ib_core sets the new PD on the ib_mr it was given, which
+	 * may be a replaced object that messages still finish on.
+	 */
+	struct ib_pd *pd;
 	u32 key;			/* FAST: the current key */
 	bool counted;			/* against max_mr: not the DMA MR */
 	u8 type;			/* enum rxe2_mr_type */

@@ -21,8 +21,9 @@
  * on-demand paging turned on and off in a loop instead (a new pinned or
  * ODP umem over the same pages each time).  Last, a peer
  * stalls mid-WRITE (its link goes down): a rereg of the translation
- * returns and the WRITE, resumed, finishes whole on the old pages; one
- * of the access that keeps remote write returns and the WRITE finishes;
+ * returns and the WRITE, resumed, finishes whole on the old pages, also
+ * when the rereg changes the PD too (a QP of the new PD, not of the old,
+ * then writes the new pages); one of the access that keeps remote write returns and the WRITE finishes;
  * one that revokes it, and a dereg, return, and the resumed WRITE fails
  * with REM_ACCESS_ERR.
  */
@@ -429,6 +430,99 @@ static int resume(struct dp_qp *pa)
 	return wc.status;
 }
 
+/* a WRITE of MSG bytes through a new QP pair whose owner side is in pd */
+static int write_in_pd(struct ibv_pd *pd, uint32_t seed)
+{
+	struct ibv_pd *own = wb.pd;
+	struct dp_qp pa, pb;
+	struct dp_conn c;
+	struct ibv_wc wc;
+	int ret = -1;
+
+	dp_conn_default(&c);
+	wb.pd = pd;
+	ret = dp_pair(&wa, &wb, IBV_QPT_RC, &dp_small_cap, &c, &pa, &pb);
+	wb.pd = own;
+	if (ret)
+		tap_bail("QP pair in the new PD: %s", strerror(errno));
+	dp_fill(pbuf, MSG, seed);
+	if (dp_post_send1(pa.qp, 2, IBV_WR_RDMA_WRITE, pbuf, MSG, pmr->lkey,
+			  (uintptr_t)v, mr->rkey, 0))
+		tap_bail("post: %s", strerror(errno));
+	ret = dp_poll(pa.scq, &wc, 1, DP_WAIT_MS) == 1 ? (int)wc.status : -1;
+	dp_qp_free(&pa);
+	dp_qp_free(&pb);
+	return ret;
+}
+
+/*
+ * Translation and PD changed at once while a peer is stalled mid-WRITE
+ * on a fresh MR: the WRITE holds the object that is the ib_mr itself,
+ * and ib_core sets the new PD on that ib_mr once the rereg returns.  The
+ * WRITE, resumed, still finishes whole on the old pages under the old
+ * PD; a QP of the new PD reaches the new pages.
+ */
+static void test_stall_pd(void)
+{
+	struct dp_qp pa, pb;
+	struct ibv_pd *pd2;
+	int set, ret;
+
+	/* a fresh MR: its first rereg retires the ib_mr's own object */
+	if (ibv_dereg_mr(mr))
+		tap_bail("dereg: %s", strerror(errno));
+	mr = dp_reg(wb.pd, v, SET, RW);
+	pd2 = ibv_alloc_pd(wb.ctx);
+	if (!pd2)
+		tap_bail("alloc_pd: %s", strerror(errno));
+	set = cur_set;
+	if (!stall_write(&pa, &pb, set)) {
+		tap_skip("rereg (translation and PD) under a stalled message");
+		tap_skip("the stalled WRITE completes");
+		tap_skip("on the old pages");
+		tap_skip("a QP of the new PD writes the new pages");
+		tap_skip("a QP of the old PD is refused");
+		ibv_dealloc_pd(pd2);
+		return;
+	}
+	alarm(60);
+	ret = -1;
+	if (mmap(v, SET, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, mfd,
+		 set ^ 1 ? SET : 0) == v) {
+		cur_set = set ^ 1;
+		ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+				   IBV_REREG_MR_CHANGE_PD, pd2, v, SET, 0);
+	}
+	tap_ret(ret, 0,
+		"rereg (translation and PD) returns while a peer is stalled mid-WRITE");
+	alarm(0);
+	ret = resume(&pa);
+	tap_ok(ret == IBV_WC_SUCCESS,
+	       "the stalled WRITE, resumed, completes under the old PD: %s",
+	       ret < 0 ? "no completion" : dp_status_str(ret));
+	tap_ok(dp_verify(view[set], SET, 4242) == -1 &&
+	       dp_verify_byte(view[set ^ 1], SET, 0) == -1,
+	       "it finished on the old pages, whole, none in the new ones");
+	dp_qp_free(&pa);
+	dp_qp_free(&pb);
+	ret = write_in_pd(pd2, 4343);
+	tap_ok(ret == IBV_WC_SUCCESS &&
+	       dp_verify(view[set ^ 1], MSG, 4343) == -1 &&
+	       dp_verify(view[set], SET, 4242) == -1,
+	       "a QP of the new PD writes the new pages: %s",
+	       ret < 0 ? "no completion" : dp_status_str(ret));
+	ret = write_in_pd(wb.pd, 4444);
+	tap_ok(ret == IBV_WC_REM_ACCESS_ERR &&
+	       dp_verify(view[set ^ 1], MSG, 4343) == -1,
+	       "a QP of the old PD is refused now: %s",
+	       ret < 0 ? "no completion" : dp_status_str(ret));
+	/* back to the device's PD for what follows */
+	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, wb.pd, NULL, 0, 0))
+		tap_bail("rereg back to the first PD: %s", strerror(errno));
+	if (ibv_dealloc_pd(pd2))
+		tap_bail("dealloc_pd: %s", strerror(errno));
+}
+
 /*
  * rereg of the translation while a peer is stalled mid-WRITE returns at
  * once; the WRITE, resumed, finishes whole on the pages it started on.
@@ -480,6 +574,8 @@ static void test_stall(void)
 		tap_skip("rereg under a stalled message, again");
 		tap_skip("destroy of the QP holding the old pages");
 	}
+
+	test_stall_pd();
 
 	/* same pages, same rights: the WRITE goes on through the new object */
 	set = cur_set;

@@ -103,6 +103,8 @@ struct rxe2_dev {
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
 	atomic_t mw_count;		/* memory windows, against attr.max_mw */
+	/* reregs that published an object (struct rxe2_mr, seq) */
+	u64 mr_seq;
 
 	/* NUMA node -> interconnect id; NULL: the identity (rxe2_ic.c) */
 	struct rxe2_ic_map __rcu *ic_map;

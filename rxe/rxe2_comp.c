@@ -382,7 +382,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		v = be64_to_cpu(orig);
 		if (!rxe2_comp_stage_inline(qp, i, &v, 8) &&
 		    rxe2_sge_copy(qp, &c, &v, 8, true, info->hold,
-				  RXE2_WQE_MRS)) {
+				  RXE2_WQE_MRS, &info->mr_seq)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);
@@ -412,7 +412,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		      rxe2_comp_stage_inline(qp, i, pkt->payload,
 					     pkt->paylen)) &&
 		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true,
-				  info->hold, RXE2_WQE_MRS)) {
+				  info->hold, RXE2_WQE_MRS, &info->mr_seq)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);

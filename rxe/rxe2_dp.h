@@ -128,7 +128,7 @@ struct rxe2_sge_cursor {
 
 int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
-		  unsigned int nhold);
+		  unsigned int nhold, u64 *seq);
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
 
 /* rxe2_icrc.c */

@@ -37,7 +37,6 @@ struct rxe2_params rxe2_params = {
 
 #define RXE2_CAP_OBJ	8388608		/* 2^23 */
 #define RXE2_CAP_WR	1048576		/* 2^20 */
-#define RXE2_CAP_SGE	64
 #define RXE2_CAP_INLINE	4096
 
 RXE2_LIMIT(max_qp, RXE2_CAP_OBJ, "QPs per device");

@@ -32,6 +32,8 @@ enum {
 
 /* releases the pages of replaced objects once their last message ends */
 static struct workqueue_struct *rxe2_mr_wq;
+/* a rereg's stamp, publish and count of rxe2_dev.mr_seq, as one step */
+static DEFINE_MUTEX(rxe2_mr_seq_lock);
 
 static void rxe2_mr_teardown_work(struct work_struct *work);
 
@@ -548,7 +550,17 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		list_add_tail(&old->retire_node, &mr->retired);
 		spin_unlock(&mr->lock);
 	}
+	/*
+	 * Stamped, published, then counted (rxe2_mr_msg_lookup()): a
+	 * message that read the count before this store cannot have seen
+	 * the new object, and finds it newer than its start.
+	 */
+	mutex_lock(&rxe2_mr_seq_lock);
+	new->seq = rdev->mr_seq + 1;
 	rxe2_table_publish(&rdev->mr_table, mr->key, new);
+	/* the object before the count: pairs with rxe2_mr_msg_lookup() */
+	smp_store_release(&rdev->mr_seq, new->seq);
+	mutex_unlock(&rxe2_mr_seq_lock);
 	mr->cur = new;
 	if (!repin) {
 		/*
@@ -571,7 +583,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 }
 
 struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
-				   struct rxe2_dev *rdev, u32 key,
+				   u64 *seq, struct rxe2_dev *rdev, u32 key,
 				   struct ib_pd *pd, int access)
 {
 	struct rxe2_mr_hold *slot = NULL;
@@ -579,11 +591,11 @@ struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
 	unsigned int i;
 	int tries;
 
+	/* the slots fill from the first and empty all at once */
 	for (i = 0; i < n; i++) {
 		if (!h[i].mr) {
-			if (!slot)
-				slot = &h[i];
-			continue;
+			slot = &h[i];
+			break;
 		}
 		if (h[i].key != key)
 			continue;
@@ -614,11 +626,27 @@ struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
 	}
 	for (tries = 0; tries < 8; tries++) {
 		mr = rxe2_mr_lookup(rdev, key, pd, access);
-		if (!mr || !slot || mr->type != RXE2_MR_USER)
+		if (!mr || mr->type != RXE2_MR_USER)
 			return mr;
+		if (!slot) {
+			/*
+			 * Not held: this key's accesses may find other
+			 * objects.  One the table got after the message
+			 * filled its slots would be a mix: fail instead.
+			 */
+			if (seq && mr->seq > *seq) {
+				rxe2_mr_put(mr);
+				return NULL;
+			}
+			return mr;
+		}
 		if (refcount_inc_not_zero(&mr->msgs)) {
 			slot->mr = mr;
 			slot->key = key;
+			/* full from now on: what unheld keys must not outdate */
+			if (seq && slot == &h[n - 1])
+				/* pairs with the rereg's release */
+				*seq = smp_load_acquire(&rdev->mr_seq);
 			return mr;
 		}
 		/* replaced and let go just now: the table has the new one */
@@ -631,11 +659,9 @@ void rxe2_mr_msg_end(struct rxe2_mr_hold *h, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		if (h[i].mr) {
-			rxe2_mr_msgs_put(h[i].mr, false);
-			h[i].mr = NULL;
-		}
+	for (i = 0; i < n && h[i].mr; i++) {
+		rxe2_mr_msgs_put(h[i].mr, false);
+		h[i].mr = NULL;
 	}
 }
 

@@ -324,7 +324,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 
 			rxe2_sge_seek(&c, off);
 			if (rxe2_sge_copy(qp, &c, payload, n, false,
-					  info->hold, RXE2_WQE_MRS)) {
+					  info->hold, RXE2_WQE_MRS,
+					  &info->mr_seq)) {
 				kfree_skb(skb);
 				return IB_WC_LOC_PROT_ERR;
 			}

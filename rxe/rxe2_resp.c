@@ -231,8 +231,9 @@ static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 		return 0;
 	}
 	rxe2_sge_seek(&c, qp->dp.rcv_offset);
+	/* a slot for every SGE the WQE may have: all held */
 	ret = rxe2_sge_copy(qp, &c, buf, len, true, qp->dp.rcv_hold,
-			    RXE2_RECV_MRS);
+			    RXE2_RECV_MRS, NULL);
 	if (!ret)
 		qp->dp.rcv_offset += len;
 	return ret;
@@ -287,7 +288,7 @@ static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp,
 	if (rxe2_key_is_mw(rkey))
 		mr = rxe2_mw_lookup(qp, rkey, va, len, access);
 	else if (hold)
-		mr = rxe2_mr_msg_lookup(hold, 1, rxe2_qp_rdev(qp), rkey,
+		mr = rxe2_mr_msg_lookup(hold, 1, NULL, rxe2_qp_rdev(qp), rkey,
 					qp->ibqp.pd, access);
 	else
 		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd,

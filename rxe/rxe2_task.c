@@ -593,12 +593,12 @@ void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset)
  * rxe2_sge_copy() - copy len bytes between the SGE list at the cursor
  * and buf, looking every lkey up (PD and access checked) and checking
  * every range.  The message's MR objects are held in hold[nhold] (see
- * rxe2_mr_msg_lookup()).  Returns 0, -EINVAL when the list is too short
+ * rxe2_mr_msg_lookup(), seq too).  Returns 0, -EINVAL when the list is too short
  * (a length error) or -EACCES (a protection error).
  */
 int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
-		  unsigned int nhold)
+		  unsigned int nhold, u64 *seq)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 
@@ -617,7 +617,7 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 			continue;
 		}
 		n = min(len, s->length - c->off);
-		mr = rxe2_mr_msg_lookup(hold, nhold, rdev, s->lkey,
+		mr = rxe2_mr_msg_lookup(hold, nhold, seq, rdev, s->lkey,
 					qp->ibqp.pd,
 					to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!mr)

@@ -258,6 +258,8 @@ struct rxe2_mr {
 	 */
 	refcount_t msgs;
 	refcount_t life;
+	/* rxe2_dev.mr_seq when a rereg published it; 0: by the reg */
+	u64 seq;
 	unsigned long oflags;		/* RXE2_MRO_* */
 	struct rxe2_mr *owner;		/* the object that is the ib_mr */
 	/* the object a rereg that kept the pages replaced this one by (msgs) */
@@ -308,11 +310,15 @@ struct rxe2_mr_hold {
 /*
  * rxe2_mr_msg_lookup() - rxe2_mr_lookup() for a message holding up to n
  * objects in h: the held object of this key, or a fresh lookup that the
- * first free slot then holds (none free: not held).  Returns the object
- * with an access reference (rxe2_mr_put()) or NULL.  Process context.
+ * first free slot then holds.  With every slot taken the key is looked
+ * up at each access, unheld; *seq (when seq is not NULL) then keeps
+ * rxe2_dev.mr_seq as of the last slot's filling, and an object a rereg
+ * published after that is refused (NULL) rather than mixed into the
+ * message.  Returns the object with an access reference (rxe2_mr_put())
+ * or NULL.  Process context.
  */
 struct rxe2_mr *rxe2_mr_msg_lookup(struct rxe2_mr_hold *h, unsigned int n,
-				   struct rxe2_dev *rdev, u32 key,
+				   u64 *seq, struct rxe2_dev *rdev, u32 key,
 				   struct ib_pd *pd, int access);
 /* the message is over (done, failed, restarted, QP reset): let go */
 void rxe2_mr_msg_end(struct rxe2_mr_hold *h, unsigned int n);
@@ -482,14 +488,20 @@ struct rxe2_av {
 	struct in6_addr daddr;
 };
 
-/* MR objects one send WQE's gather (or READ scatter) holds */
+/*
+ * MR objects one send WQE's gather (or READ scatter) holds; a WQE with
+ * more lkeys looks the rest up unheld and fails (LOC_PROT_ERR) should one
+ * of them be replaced while it runs (mr_seq).
+ */
 #define RXE2_WQE_MRS	2
-/* MR objects the receive WQE of one SEND holds */
-#define RXE2_RECV_MRS	4
+/* the SGE limit (module parameters), and the MRs a receive WQE holds */
+#define RXE2_CAP_SGE	64
+#define RXE2_RECV_MRS	RXE2_CAP_SGE
 
 /* per-SQ-slot requester state (the WQE itself is copied to swqe) */
 struct rxe2_swqe_info {
 	struct rxe2_mr_hold hold[RXE2_WQE_MRS];
+	u64 mr_seq;			/* see rxe2_mr_msg_lookup() */
 	u8 state;			/* RXE2_WQE_* */
 	u8 status;			/* enum ib_wc_status once done */
 	u32 first_psn;

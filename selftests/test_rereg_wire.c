@@ -13,7 +13,10 @@
  *   - the peer RDMA READs from it (both page sets carry other stamps;
  *     at MTU 512, 128 responses),
  *   - the owner RDMA WRITEs out of it (local SGE gather),
- *   - the owner RDMA READs into it (local SGE scatter).
+ *   - the owner RDMA READs into it (local SGE scatter),
+ *   - the owner RDMA WRITEs gathering from 4 MRs (4 SGEs, 4 lkeys, the
+ *     flipped MR last: beyond the 2 MRs a send WQE holds),
+ *   - the peer SENDs into 6-SGE receives over 6 MRs (the flipped last).
  * Every message that completes with SUCCESS is whole in exactly one page
  * set, byte for byte, never a mix (a failed one would have to carry the
  * documented error status).  All of it again with an access rereg
@@ -135,7 +138,11 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-enum kind { K_WRITE, K_SEND, K_READ, K_GATHER, K_SCATTER };
+enum kind {
+	K_WRITE, K_SEND, K_READ, K_GATHER, K_SCATTER,
+	K_GATHER4,		/* owner WRITE, 4 SGEs, 4 lkeys */
+	K_RECV6,		/* peer SEND, 6-SGE receive, 6 lkeys */
+};
 
 static const char *const kind_name[] = {
 	"peer RDMA WRITE into the MR",
@@ -143,7 +150,54 @@ static const char *const kind_name[] = {
 	"peer RDMA READ from the MR",
 	"owner RDMA WRITE gathering from the MR",
 	"owner RDMA READ scattering into the MR",
+	"owner RDMA WRITE gathering from 4 MRs, the MR last",
+	"peer SEND into a receive of 6 MRs, the MR last",
 };
+
+/*
+ * The many-lkey messages: SGE j (the pieces of MSG, in order) is in
+ * the static buffer sbuf under its own MR smr[j], the last one in the
+ * flipped MR.  Beyond the slots a WQE holds MRs in (2 for a send WQE):
+ * the flipped MR's lkey is the one looked up at every packet.
+ */
+#define NPIECE	6
+static const uint32_t piece_gather4[NPIECE] = {
+	16384, 16384, 16384, 16384,
+};
+static const uint32_t piece_recv6[NPIECE] = {
+	8192, 8192, 8192, 8192, 8192, 24576,
+};
+static uint8_t *sbuf;		/* the owner's static memory */
+static struct ibv_mr *smr[NPIECE - 1];
+
+static bool many_keys(enum kind k)
+{
+	return k == K_GATHER4 || k == K_RECV6;
+}
+
+/* the pieces of kind k's message, their number in *n */
+static const uint32_t *pieces(enum kind k, int *n)
+{
+	*n = k == K_GATHER4 ? 4 : 6;
+	return k == K_GATHER4 ? piece_gather4 : piece_recv6;
+}
+
+/* the message's SGE list: piece j at offset o of its buffer */
+static void piece_sges(enum kind k, int i, struct ibv_sge *sge, int *n)
+{
+	const uint32_t *len = pieces(k, n);
+	size_t o = (size_t)i * MSG, off = 0;
+	int j;
+
+	for (j = 0; j < *n; j++) {
+		bool flipped = j == *n - 1;
+
+		sge[j].addr = (uintptr_t)(flipped ? v : sbuf) + o + off;
+		sge[j].length = len[j];
+		sge[j].lkey = flipped ? mr->lkey : smr[j]->lkey;
+		off += len[j];
+	}
+}
 
 static uint32_t stamp(enum kind k, int i, int set)
 {
@@ -153,6 +207,57 @@ static uint32_t stamp(enum kind k, int i, int set)
 struct tally {
 	int ok, in[2], torn, failed, other;
 };
+
+/* piece j of message i of kind k as page set `set` has it */
+static uint32_t piece_stamp(enum kind k, int i, int set, int j)
+{
+	return stamp(k, i, set) + ((uint32_t)(j + 1) << 24);
+}
+
+/*
+ * A many-lkey message: the static pieces whole where they belong, the
+ * flipped MR's piece whole in exactly one page set.  to: where the
+ * message went (the peer's buffer for the gather, NULL for the receive:
+ * into the owner's memory).
+ */
+static void check_pieces(enum kind k, int i, const uint8_t *to,
+			 struct tally *t)
+{
+	size_t o = (size_t)i * MSG, off = 0;
+	const uint32_t *len;
+	int n, j;
+
+	len = pieces(k, &n);
+	for (j = 0; j < n - 1; j++) {
+		const uint8_t *p = to ? to + o + off : sbuf + o + off;
+
+		if (dp_verify(p, len[j], piece_stamp(k, i, 0, j)) != -1) {
+			t->torn++;
+			return;
+		}
+		off += len[j];
+	}
+	if (to) {
+		if (dp_verify(to + o + off, len[j],
+			      piece_stamp(k, i, 0, j)) == -1)
+			t->in[0]++;
+		else if (dp_verify(to + o + off, len[j],
+				   piece_stamp(k, i, 1, j)) == -1)
+			t->in[1]++;
+		else
+			t->torn++;
+		return;
+	}
+	if (dp_verify(view[0] + o + off, len[j], piece_stamp(k, i, 0, j)) == -1 &&
+	    dp_verify_byte(view[1] + o + off, len[j], 0) == -1)
+		t->in[0]++;
+	else if (dp_verify(view[1] + o + off, len[j],
+			   piece_stamp(k, i, 0, j)) == -1 &&
+		 dp_verify_byte(view[0] + o + off, len[j], 0) == -1)
+		t->in[1]++;
+	else
+		t->torn++;
+}
 
 /* message i landed in the MR: whole in exactly one page set */
 static void check_landed(enum kind k, int i, struct tally *t)
@@ -191,17 +296,38 @@ static bool documented_error(enum kind k, int status)
 	case K_READ:
 		return status == IBV_WC_REM_ACCESS_ERR;
 	case K_SEND:
+	case K_RECV6:
 		return status == IBV_WC_REM_OP_ERR;
 	default:
 		return status == IBV_WC_LOC_PROT_ERR;
 	}
 }
 
+static int error_of(enum kind k)
+{
+	if (k == K_SEND || k == K_RECV6)
+		return IBV_WC_REM_OP_ERR;
+	return k <= K_READ ? IBV_WC_REM_ACCESS_ERR : IBV_WC_LOC_PROT_ERR;
+}
+
 static int post(enum kind k, struct dp_qp *pa, struct dp_qp *pb, int i)
 {
 	size_t o = (size_t)i * MSG;
+	struct ibv_sge sge[NPIECE];
+	struct ibv_send_wr wr = {
+		.wr_id = i, .sg_list = sge, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)pbuf + o,
+			     .rkey = pmr->rkey },
+	}, *bad;
 
 	switch (k) {
+	case K_GATHER4:
+		piece_sges(k, i, sge, &wr.num_sge);
+		return ibv_post_send(pb->qp, &wr, &bad);
+	case K_RECV6:
+		return dp_post_send1(pa->qp, i, IBV_WR_SEND, pbuf + o, MSG,
+				     pmr->lkey, 0, 0, 0);
 	case K_WRITE:
 		return dp_post_send1(pa->qp, i, IBV_WR_RDMA_WRITE, pbuf + o,
 				     MSG, pmr->lkey, (uintptr_t)v + o,
@@ -239,6 +365,41 @@ static void check(enum kind k, int i, struct tally *t)
 	case K_GATHER:
 		check_read(k, i, pbuf + o, t);
 		break;
+	case K_GATHER4:
+		check_pieces(k, i, pbuf, t);
+		break;
+	case K_RECV6:
+		check_pieces(k, i, NULL, t);
+		break;
+	}
+}
+
+/* the many-lkey messages' stamps: where each comes from */
+static void prepare_pieces(enum kind k)
+{
+	const uint32_t *len;
+	int i, j, n;
+
+	memset(sbuf, 0, SET);
+	len = pieces(k, &n);
+	for (i = 0; i < NMSG; i++) {
+		size_t off = (size_t)i * MSG;
+
+		for (j = 0; j < n; j++) {
+			if (k == K_RECV6)
+				dp_fill(pbuf + off, len[j],
+					piece_stamp(k, i, 0, j));
+			else if (j < n - 1)
+				dp_fill(sbuf + off, len[j],
+					piece_stamp(k, i, 0, j));
+			else {
+				dp_fill(view[0] + off, len[j],
+					piece_stamp(k, i, 0, j));
+				dp_fill(view[1] + off, len[j],
+					piece_stamp(k, i, 1, j));
+			}
+			off += len[j];
+		}
 	}
 }
 
@@ -249,6 +410,10 @@ static void prepare(enum kind k)
 	memset(view[0], 0, SET);
 	memset(view[1], 0, SET);
 	memset(pbuf, 0, SET);
+	if (many_keys(k)) {
+		prepare_pieces(k);
+		return;
+	}
 	for (i = 0; i < NMSG; i++) {
 		size_t o = (size_t)i * MSG;
 
@@ -263,6 +428,8 @@ static void prepare(enum kind k)
 			dp_fill(view[0] + o, MSG, stamp(k, i, 0));
 			dp_fill(view[1] + o, MSG, stamp(k, i, 1));
 			break;
+		default:
+			break;	/* prepare_pieces() */
 		}
 	}
 }
@@ -281,13 +448,17 @@ static void run_kind(enum kind k, int mode)
 	struct dp_conn c;
 	pthread_t th;
 	int posted = 0, done = 0, n, i, f0;
-	bool peer_sends = k <= K_READ;
+	bool peer_sends = k <= K_READ || k == K_RECV6;
 
 	prepare(k);
 	dp_conn_default(&c);
 	/* 128 READ responses: more than the responder sends in one run */
 	if (k == K_READ)
 		c.mtu = IBV_MTU_512;
+	if (many_keys(k)) {
+		cap.max_send_sge = 4;
+		cap.max_recv_sge = 6;
+	}
 	if (dp_pair(&wa, &wb, IBV_QPT_RC, &cap, &c, &pa, &pb))
 		tap_bail("QP pair over the wire: %s", strerror(errno));
 	if (k == K_SEND)
@@ -295,6 +466,16 @@ static void run_kind(enum kind k, int mode)
 			if (dp_post_recv1(pb.qp, i, v + (size_t)i * MSG, MSG,
 					  mr->lkey))
 				tap_bail("post_recv: %s", strerror(errno));
+	if (k == K_RECV6)
+		for (i = 0; i < NMSG; i++) {
+			struct ibv_sge sge[NPIECE];
+			struct ibv_recv_wr wr = { .wr_id = i, .sg_list = sge },
+					   *bad;
+
+			piece_sges(k, i, sge, &wr.num_sge);
+			if (ibv_post_recv(pb.qp, &wr, &bad))
+				tap_bail("post_recv: %s", strerror(errno));
+		}
 	cq = peer_sends ? pa.scq : pb.scq;
 	atomic_store(&stop, 0);
 	flip_mode = mode;
@@ -330,7 +511,7 @@ static void run_kind(enum kind k, int mode)
 	}
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
-	if (k == K_SEND) {
+	if (k == K_SEND || k == K_RECV6) {
 		/* the receive side of what completed */
 		n = dp_poll(pb.rcq, wc, 1, 100);
 		while (n > 0)
@@ -341,9 +522,7 @@ static void run_kind(enum kind k, int mode)
 	tap_diag("  %d reregs%s; %d messages whole in the first pages, %d in the second, %d failed with %s",
 		 atomic_load(&flips) - f0,
 		 mode_name[mode], t.in[0], t.in[1], t.failed,
-		 dp_status_str(k == K_SEND ? IBV_WC_REM_OP_ERR :
-			       k <= K_READ ? IBV_WC_REM_ACCESS_ERR :
-			       IBV_WC_LOC_PROT_ERR));
+		 dp_status_str(error_of(k)));
 	tap_ret(t.other, 0, "%s: no completion with another status",
 		kind_name[k]);
 	tap_ok(done == NMSG || t.failed, "%s: all %d messages completed (%d)",
@@ -666,6 +845,9 @@ int main(void)
 	mr = dp_reg(wb.pd, v, SET, RW);
 	pbuf = dp_alloc(SET);
 	pmr = dp_reg(wa.pd, pbuf, SET, RW);
+	sbuf = dp_alloc(SET);
+	for (k = 0; k < NPIECE - 1; k++)
+		smr[k] = dp_reg(wb.pd, sbuf, SET, RW);
 
 	for (k = K_WRITE; k <= K_SCATTER; k++)
 		run_kind(k, FLIP_TRANS);
@@ -673,6 +855,9 @@ int main(void)
 		run_kind(k, FLIP_TRANS_ACCESS);
 	for (k = K_WRITE; k <= K_SCATTER; k++)
 		run_kind(k, FLIP_ODP);
+	/* more lkeys than a WQE holds MRs for */
+	run_kind(K_GATHER4, FLIP_TRANS);
+	run_kind(K_RECV6, FLIP_TRANS);
 	/* pinned again for what follows */
 	if (ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, RW))
 		tap_bail("rereg back to pinned: %s", strerror(errno));
@@ -682,6 +867,8 @@ int main(void)
 	if (mr)
 		ibv_dereg_mr(mr);
 	ibv_dereg_mr(pmr);
+	for (k = 0; k < NPIECE - 1; k++)
+		ibv_dereg_mr(smr[k]);
 	dp_close(&wa);
 	dp_close(&wb);
 	wire_down();

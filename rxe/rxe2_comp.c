@@ -522,6 +522,13 @@ void rxe2_flush(struct rxe2_qp *qp)
 				rxe2_sq_cqe(qp, idx, IB_WC_SUCCESS, true, c);
 			else
 				c = NULL;
+		} else if (info->state == RXE2_WQE_DONE) {
+			/*
+			 * The requester failed it (the error that took the
+			 * QP down) while earlier WQEs waited for their ACKs:
+			 * its own status, not a flush, says why.
+			 */
+			rxe2_sq_cqe(qp, idx, info->status, true, c);
 		} else {
 			rxe2_sq_cqe(qp, idx, IB_WC_WR_FLUSH_ERR,
 				    info->state != RXE2_WQE_NEW, c);

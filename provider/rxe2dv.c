@@ -207,22 +207,17 @@ struct ibv_qp *rxe2dv_create_qp(struct ibv_context *context,
 /* ---- shared MRs, PA-MRs ---- */
 
 /*
- * Shared MRs.  reg_mr with driver data makes the MR and returns where
- * its pages are on the command fd; mapping them gives the MR its
- * address (the kernel takes the mapping's start as the MR's iova and
- * only then lets its keys work).  The mapping belongs to the MR:
- * ibv_dereg_mr() unmaps it.
+ * ibv_reg_mr's command carrying our request @drv, for the MRs that name
+ * no user range (shared and PA MRs); @rsp gets the driver's answer.
+ * NULL with errno set on failure.
  */
-static struct ibv_mr *rxe2dv_shared_mr(struct ibv_pd *pd, size_t length,
-				       int access,
-				       const struct rxe2_reg_mr_cmd *drv,
-				       void *addr_hint, uint64_t *share_id)
+static struct rxe2_mr *rxe2dv_reg_mr_cmd(struct ibv_pd *pd, size_t length,
+					 int access,
+					 const struct rxe2_reg_mr_cmd *drv,
+					 struct rxe2_reg_mr_rsp *rsp)
 {
 	struct rxe2_reg_mr_req req = {};
-	struct rxe2_reg_mr_rsp rsp = {};
 	struct rxe2_mr *mr;
-	uint64_t len, off;
-	void *map;
 	int err;
 
 	if (!pd || !rxe2_is_rxe2_context(pd->context)) {
@@ -234,11 +229,38 @@ static struct ibv_mr *rxe2dv_shared_mr(struct ibv_pd *pd, size_t length,
 		return NULL;
 	req.drv = *drv;
 	err = ibv_cmd_reg_mr(pd, NULL, length, 0, access, &mr->vmr,
-			     &req.ibv_cmd, sizeof(req), &rsp.ibv_resp,
-			     sizeof(rsp));
-	if (err)
-		goto err_free;
+			     &req.ibv_cmd, sizeof(req), &rsp->ibv_resp,
+			     sizeof(*rsp));
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	mr->vmr.ibv_mr.pd = pd;
+	return mr;
+}
 
+/*
+ * Shared MRs.  reg_mr with driver data makes the MR and returns where
+ * its pages are on the command fd; mapping them gives the MR its
+ * address (the kernel takes the mapping's start as the MR's iova and
+ * only then lets its keys work).  The mapping belongs to the MR:
+ * ibv_dereg_mr() unmaps it.
+ */
+static struct ibv_mr *rxe2dv_shared_mr(struct ibv_pd *pd, size_t length,
+				       int access,
+				       const struct rxe2_reg_mr_cmd *drv,
+				       void *addr_hint, uint64_t *share_id)
+{
+	struct rxe2_reg_mr_rsp rsp = {};
+	struct rxe2_mr *mr;
+	uint64_t len, off;
+	void *map;
+	int err;
+
+	mr = rxe2dv_reg_mr_cmd(pd, length, access, drv, &rsp);
+	if (!mr)
+		return NULL;
 	len = (uint64_t)rsp.drv.length_hi << 32 | rsp.drv.length_lo;
 	off = (uint64_t)rsp.drv.mmap_offset_hi << 32 | rsp.drv.mmap_offset_lo;
 	map = mmap(addr_hint, len,
@@ -247,21 +269,17 @@ static struct ibv_mr *rxe2dv_shared_mr(struct ibv_pd *pd, size_t length,
 	if (map == MAP_FAILED) {
 		err = errno;
 		ibv_cmd_dereg_mr(&mr->vmr);
-		goto err_free;
+		free(mr);
+		errno = err;
+		return NULL;
 	}
 	mr->map = map;
 	mr->map_size = len;
-	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = map;
 	mr->vmr.ibv_mr.length = len;
 	if (share_id)
 		*share_id = rsp.drv.share_id;
 	return &mr->vmr.ibv_mr;
-
-err_free:
-	free(mr);
-	errno = err;
-	return NULL;
 }
 
 struct ibv_mr *rxe2dv_alloc_shared_mr(struct ibv_pd *pd, size_t length,
@@ -294,28 +312,10 @@ struct ibv_mr *rxe2dv_reg_shared_mr(struct ibv_pd *pd, uint64_t share_id,
 /* addr NULL, length 0: the MR names all of physical memory */
 struct ibv_mr *rxe2dv_reg_pa_mr(struct ibv_pd *pd, int access)
 {
-	struct rxe2_reg_mr_req req = {};
-	struct ib_uverbs_reg_mr_resp resp = {};
+	struct rxe2_reg_mr_cmd drv = { .comp_mask = RXE2_REG_MR_PA };
+	struct rxe2_reg_mr_rsp rsp = {};
 	struct rxe2_mr *mr;
-	int err;
 
-	if (!pd || !rxe2_is_rxe2_context(pd->context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return NULL;
-	req.drv.comp_mask = RXE2_REG_MR_PA;
-	err = ibv_cmd_reg_mr(pd, NULL, 0, 0, access, &mr->vmr, &req.ibv_cmd,
-			     sizeof(req), &resp, sizeof(resp));
-	if (err) {
-		free(mr);
-		errno = err;
-		return NULL;
-	}
-	mr->vmr.ibv_mr.pd = pd;
-	mr->vmr.ibv_mr.addr = NULL;
-	mr->vmr.ibv_mr.length = 0;
-	return &mr->vmr.ibv_mr;
+	mr = rxe2dv_reg_mr_cmd(pd, 0, access, &drv, &rsp);
+	return mr ? &mr->vmr.ibv_mr : NULL;
 }

@@ -392,6 +392,17 @@ long dp_verify_byte(const void *buf, size_t len, uint8_t c)
 	return -1;
 }
 
+void dp_expect_longer_attr(const uint8_t *buf, size_t buflen,
+			   const void *ref, size_t reflen, size_t inlen)
+{
+	tap_ok(!memcmp(buf, ref, reflen),
+	       "... known fields as with sizeof(attr)");
+	tap_ok(dp_verify_byte(buf + reflen, inlen - reflen, 0) < 0,
+	       "... unknown tail reads 0 (not supported)");
+	tap_ok(dp_verify_byte(buf + inlen, buflen - inlen, 0xff) < 0,
+	       "... nothing written past inlen");
+}
+
 long dp_hw_counter(const char *ibdev, const char *name)
 {
 	char path[256], buf[64];

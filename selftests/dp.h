@@ -121,6 +121,15 @@ long dp_verify(const void *buf, size_t len, uint32_t seed);
 long dp_verify_byte(const void *buf, size_t len, uint8_t c);
 
 /*
+ * An rxe2dv query answered into buf (buflen bytes, 0xff before the call)
+ * for inlen bytes, more than the reflen of the structure it knows: the
+ * known fields equal ref, the unknown tail up to inlen reads 0, nothing
+ * past inlen is written.  Three TAP lines.
+ */
+void dp_expect_longer_attr(const uint8_t *buf, size_t buflen,
+			   const void *ref, size_t reflen, size_t inlen);
+
+/*
  * Port 1's hw_counters entry NAME of device IBDEV (sysfs), or -1.  Waits
  * out ib_core's 10 ms cache of the counters first.
  */

@@ -177,22 +177,32 @@ static void post_send(struct end *e, uint32_t size, bool signaled)
 		die("ibv_post_send");
 }
 
+#define POLL_MAX 32
+
+/* One poll of up to max (<= POLL_MAX) completions, all successful */
+static int poll_once(struct ibv_cq *cq, int max)
+{
+	struct ibv_wc wc[POLL_MAX];
+	int i, r = ibv_poll_cq(cq, max, wc);
+
+	if (r < 0)
+		die("ibv_poll_cq");
+	for (i = 0; i < r; i++)
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			errno = EIO;
+			die(ibv_wc_status_str(wc[i].status));
+		}
+	return r;
+}
+
 /* Polls cq until n completions, all successful; spins (a benchmark) */
 static void poll_n(struct ibv_cq *cq, int n)
 {
-	struct ibv_wc wc[16];
 	double end = now_us() + 10e6;
 
 	while (n > 0) {
-		int i, r = ibv_poll_cq(cq, n < 16 ? n : 16, wc);
+		int r = poll_once(cq, n < 16 ? n : 16);
 
-		if (r < 0)
-			die("ibv_poll_cq");
-		for (i = 0; i < r; i++)
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				errno = EIO;
-				die(ibv_wc_status_str(wc[i].status));
-			}
 		n -= r;
 		if (!r && now_us() > end) {
 			errno = ETIMEDOUT;
@@ -251,7 +261,6 @@ static double rate(uint32_t size, int msgs, bool inl)
 {
 	struct end a, b;
 	int sent = 0, got = 0, outstanding = 0;
-	struct ibv_wc wc[32];
 	double t0;
 
 	setup(&a, &b, inl);
@@ -265,26 +274,11 @@ static double rate(uint32_t size, int msgs, bool inl)
 			sent++;
 			outstanding++;
 		}
-		r = ibv_poll_cq(a.scq, 32, wc);
-		if (r < 0)
-			die("ibv_poll_cq");
-		for (int i = 0; i < r; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				errno = EIO;
-				die(ibv_wc_status_str(wc[i].status));
-			}
+		for (r = poll_once(a.scq, POLL_MAX); r > 0; r--)
 			outstanding -= outstanding < 16 ? outstanding : 16;
-		}
-		r = ibv_poll_cq(b.rcq, 32, wc);
-		if (r < 0)
-			die("ibv_poll_cq");
-		for (int i = 0; i < r; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				errno = EIO;
-				die(ibv_wc_status_str(wc[i].status));
-			}
+		r = poll_once(b.rcq, POLL_MAX);
+		for (int i = 0; i < r; i++)
 			post_recv(&b);
-		}
 		got += r;
 	}
 	t0 = msgs / (now_us() - t0) * 1e3;

@@ -16,6 +16,15 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
+/*
+ * Bits that only mean something for an MR.  Programs written for mlx5
+ * pass their MR access mask to modify_qp and mlx5 ignores these bits, so
+ * they are accepted and dropped.  IBTA 1.5's FLUSH_GLOBAL/_PERSISTENT
+ * (bits 8 and 9) postdate Debian 12's 6.1 headers and are spelt out.
+ */
+#define RXE2_QP_ACCESS_MR_ONLY	(IB_ACCESS_MW_BIND | IB_ZERO_BASED | \
+				 IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB | \
+				 BIT(8) | BIT(9) | IB_ACCESS_OPTIONAL)
 
 static atomic64_t rxe2_qp_serial;
 
@@ -289,7 +298,8 @@ static int rxe2_qp_check_attr(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~RXE2_QPN_MASK))
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~RXE2_QP_ACCESS))
+	    (attr->qp_access_flags &
+	     ~(RXE2_QP_ACCESS | RXE2_QP_ACCESS_MR_ONLY)))
 		return -EINVAL;
 	if ((mask & IB_QP_AV) && rxe2_check_ah_attr(rdev, &attr->ah_attr))
 		return -EINVAL;
@@ -310,7 +320,7 @@ static void rxe2_qp_store_attr(struct rxe2_qp *qp,
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		s->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (mask & IB_QP_ACCESS_FLAGS)
-		s->qp_access_flags = attr->qp_access_flags;
+		s->qp_access_flags = attr->qp_access_flags & RXE2_QP_ACCESS;
 	if (mask & IB_QP_PKEY_INDEX)
 		s->pkey_index = attr->pkey_index;
 	if (mask & IB_QP_PORT)

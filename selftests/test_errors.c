@@ -359,6 +359,42 @@ static void mr_access(enum ibv_wr_opcode op)
 }
 
 /*
+ * qp_access_flags carrying bits that only mean something for an MR (as
+ * programs written for mlx5 pass them): the QP comes up, and only the
+ * remote bits count: WRITE works, READ without REMOTE_READ is refused.
+ */
+static void qp_access_mr_bits(void)
+{
+	const char *what = "QP access REMOTE_WRITE plus MR-only bits";
+	struct dp_wc_want w;
+	struct dp_qp a, b;
+	struct dp_conn c;
+
+	dp_conn_default(&c);
+	c.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND |
+		   IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
+		   IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING;
+	if (!pair(what, &c, &a, &b))
+		return;
+	memset(abuf + 8192, 0x5a, 256);
+	memset(bbuf + 8192, 0, 256);
+	tap_ret_errno(dp_post_send1(a.qp, 0x300, IBV_WR_RDMA_WRITE,
+				    abuf + 8192, 256, amr->lkey,
+				    (uintptr_t)(bbuf + 8192), bmr->rkey, 0),
+		      0, "%s: post a WRITE", what);
+	w = dp_want(0x300, IBV_WC_RDMA_WRITE);
+	dp_expect(a.scq, &w, "%s: WRITE succeeds", what);
+	tap_ok(dp_verify_byte(bbuf + 8192, 256, 0x5a) < 0,
+	       "%s: WRITE placed all 256 bytes", what);
+	error_and_flush("READ from a QP without REMOTE_READ (MR-only bits set)",
+			&a, IBV_WC_REM_ACCESS_ERR, IBV_WR_RDMA_READ,
+			abuf + 8192, 64, amr->lkey, (uintptr_t)(bbuf + 8192),
+			bmr->rkey);
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+}
+
+/*
  * A SEND longer than the receive buffer: the responder completes the
  * receive with LOC_LEN_ERR and NAKs (Invalid Request): REM_INV_REQ_ERR.
  */
@@ -585,6 +621,7 @@ int main(void)
 	mr_access(IBV_WR_RDMA_WRITE);
 	if (dev.attr.atomic_cap != IBV_ATOMIC_NONE)
 		mr_access(IBV_WR_ATOMIC_FETCH_AND_ADD);
+	qp_access_mr_bits();
 	recv_too_short();
 	rnr(0);
 	rnr(1);

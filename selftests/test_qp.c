@@ -545,6 +545,65 @@ static void test_psn_mask(void)
 	ibv_destroy_qp(qp);
 }
 
+/*
+ * qp_access_flags with bits that only mean something for an MR are
+ * accepted (mlx5 ignores them) and query reports the QP's own bits only;
+ * bits no verbs header defines stay EINVAL.
+ */
+static void test_mr_only_access(void)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} mr_only[] = {
+		{ IBV_ACCESS_MW_BIND, "MW_BIND" },
+		{ IBV_ACCESS_ZERO_BASED, "ZERO_BASED" },
+		{ IBV_ACCESS_ON_DEMAND, "ON_DEMAND" },
+		{ IBV_ACCESS_HUGETLB, "HUGETLB" },
+		{ 1 << 8, "FLUSH_GLOBAL" },
+		{ 1 << 9, "FLUSH_PERSISTENT" },
+		{ IBV_ACCESS_RELAXED_ORDERING, "RELAXED_ORDERING" },
+		{ 1 << 29, "OPTIONAL bit 29" },
+	};
+	static const unsigned int undefined[] = { 1 << 10, 1 << 19, 1 << 30,
+						  1u << 31 };
+	unsigned int remote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_init_attr qinit;
+	struct ibv_qp_attr a, q;
+	struct ibv_qp *qp = create(IBV_QPT_RC);
+	char what[96];
+	size_t i;
+	int mask;
+
+	if (!qp) {
+		tap_ok(false, "RC QP for the MR-only access bits");
+		return;
+	}
+	for (i = 0; i < sizeof(mr_only) / sizeof(mr_only[0]); i++) {
+		qp_attr_init(IBV_QPT_RC, &a, &mask);
+		a.qp_access_flags = remote | mr_only[i].bit;
+		snprintf(what, sizeof(what), "RESET->INIT access REMOTE_READ|REMOTE_WRITE|%s",
+			 mr_only[i].name);
+		expect_modify(qp, &a, mask, 0, what);
+		memset(&q, 0, sizeof(q));
+		ibv_query_qp(qp, &q, IBV_QP_ACCESS_FLAGS, &qinit);
+		tap_ok(q.qp_access_flags == remote,
+		       "query after %s: access 0x%x (the remote bits only)",
+		       mr_only[i].name, q.qp_access_flags);
+		a.qp_state = IBV_QPS_RESET;
+		ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	for (i = 0; i < sizeof(undefined) / sizeof(undefined[0]); i++) {
+		qp_attr_init(IBV_QPT_RC, &a, &mask);
+		a.qp_access_flags = remote | undefined[i];
+		snprintf(what, sizeof(what),
+			 "RESET->INIT access with undefined bit 0x%x",
+			 undefined[i]);
+		bad_value(qp, &a, mask, what, true);
+	}
+	tap_ret_errno(ibv_destroy_qp(qp), 0, "ibv_destroy_qp RC");
+}
+
 int main(void)
 {
 	const char *dev = test_dev_name();
@@ -569,6 +628,7 @@ int main(void)
 	test_uc_states();
 	test_ud_states();
 	test_psn_mask();
+	test_mr_only_access();
 
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

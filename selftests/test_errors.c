@@ -13,6 +13,12 @@
  *   -> RNR_RETRY_EXC_ERR, rnr_retry 7 recovers once a receive arrives;
  *   a SEND longer than the receive -> LOC_LEN_ERR at the responder and
  *   REM_INV_REQ_ERR at the requester;
+ *   a SEND into a receive WQE that cannot be used (SGE past its MR, MR
+ *   re-registered to other pages or another PD after the post; one or
+ *   four packets, after an RNR NAK or not) -> LOC_PROT_ERR at the
+ *   responder, REM_OP_ERR at the requester, and after a reset the pair
+ *   works over the re-registered MR;
+ *   QP access flags with MR-only bits: only the remote bits count;
  *   a destroyed peer QP -> RETRY_EXC_ERR; on rxe2 also the peer's netdev
  *   taken down (device to device over a veth pair) -> RETRY_EXC_ERR.
  * After an error the QP is in ERROR and the WRs behind it (send and
@@ -394,6 +400,138 @@ static void qp_access_mr_bits(void)
 	dp_qp_free(&b);
 }
 
+enum unusable_recv { RECV_SGE_PAST_MR, RECV_REREG_TRANSLATION, RECV_REREG_PD };
+
+/* RESET both QPs and connect them again, as an application recovers */
+static bool reconnect(struct dp_qp *a, struct dp_qp *b, struct dp_conn *c)
+{
+	struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+
+	return !ibv_modify_qp(a->qp, &r, IBV_QP_STATE) &&
+	       !ibv_modify_qp(b->qp, &r, IBV_QP_STATE) &&
+	       !dp_connect(a->qp, &dev, &dev.gid, b->qp->qp_num, c) &&
+	       !dp_connect(b->qp, &dev, &dev.gid, a->qp->qp_num, c);
+}
+
+/*
+ * A SEND whose receive WQE cannot be used (its SGE runs past the MR, or
+ * its lkey was re-registered to other pages or another PD after it was
+ * posted): the receive completes LOC_PROT_ERR, the responder NAKs with
+ * Remote Operational Error, the SEND completes REM_OP_ERR (IBTA 9.9.3.1.2
+ * class B/C), both QPs go to ERROR and flush.  Reset and reconnected,
+ * the pair carries a SEND into the re-registered MR.
+ */
+static void recv_unusable(enum unusable_recv kind, uint32_t len,
+			  bool rnr_first)
+{
+	static const char *const names[] = {
+		[RECV_SGE_PAST_MR] = "SEND into a receive SGE past its MR",
+		[RECV_REREG_TRANSLATION] = "SEND into a receive whose MR was re-registered to other pages",
+		[RECV_REREG_PD] = "SEND into a receive whose MR was re-registered to another PD",
+	};
+	uint8_t *x = dp_alloc(8192), *y = dp_alloc(8192);
+	struct ibv_pd *pd2 = ibv_alloc_pd(dev.ctx);
+	struct dp_wc_want w;
+	struct ibv_mr *m;
+	struct dp_qp a, b;
+	struct dp_conn c;
+	int r;
+
+	m = dp_reg(dev.pd, x, 4096, IBV_ACCESS_LOCAL_WRITE);
+	char what[200];
+
+	snprintf(what, sizeof(what), "%s (%u B%s)", names[kind], len,
+		 rnr_first ? ", after an RNR NAK" : "");
+	dp_conn_default(&c);
+	c.rnr_retry = 7;
+	c.min_rnr_timer = 1;
+	if (!pd2 || !pair(what, &c, &a, &b))
+		goto out;
+	memset(x, 0x44, 8192);
+	memset(y, 0x44, 8192);
+	memset(abuf, 0x5e, len);
+	/* traffic first, as an application that re-registers mid-run */
+	r = dp_post_recv1(b.qp, 0x7ff, bbuf, len, bmr->lkey);
+	r = r ?: dp_post_send1(a.qp, 0x8ff, IBV_WR_SEND, abuf, len, amr->lkey,
+			       0, 0, 0);
+	w = dp_want(0x8ff, IBV_WC_SEND);
+	dp_expect(a.scq, &w, "%s: a first SEND succeeds", what);
+	w = dp_want(0x7ff, IBV_WC_RECV);
+	dp_expect(b.rcq, &w, "%s: its receive succeeds", what);
+	if (rnr_first) {
+		r = dp_post_send1(a.qp, 0x900, IBV_WR_SEND, abuf, len,
+				  amr->lkey, 0, 0, 0);
+		usleep(20000);
+	}
+	r = r ?: dp_post_recv1(b.qp, 0x800,
+			       kind == RECV_SGE_PAST_MR ?
+			       x + 4096 - len / 2 : x, len, m->lkey);
+	r = r ?: dp_post_recv1(b.qp, 0x801, bbuf, len, bmr->lkey);
+	if (kind == RECV_REREG_TRANSLATION)
+		r = r ?: ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				      y, 4096, 0);
+	else if (kind == RECV_REREG_PD)
+		r = r ?: ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0,
+				      0);
+	if (!tap_ret_errno(r, 0, "%s: post two receives (and rereg)", what))
+		goto free_pair;
+	if (!rnr_first)
+		r = dp_post_send1(a.qp, 0x900, IBV_WR_SEND, abuf, len,
+				  amr->lkey, 0, 0, 0);
+	r = r ?: dp_post_send1(a.qp, 0x901, IBV_WR_SEND, abuf, len,
+			       amr->lkey, 0, 0, 0);
+	tap_ret_errno(r, 0, "%s: post two SENDs", what);
+	w = dp_want(0x800, -1);
+	w.status = IBV_WC_LOC_PROT_ERR;
+	dp_expect(b.rcq, &w, "%s: receiver LOC_PROT_ERR", what);
+	expect_flush(b.rcq, 0x801, 1, what);
+	w = dp_want(0x900, -1);
+	w.status = IBV_WC_REM_OP_ERR;
+	dp_expect(a.scq, &w, "%s: sender REM_OP_ERR", what);
+	expect_flush(a.scq, 0x901, 1, what);
+	tap_ok(qp_state(a.qp) == IBV_QPS_ERR && qp_state(b.qp) == IBV_QPS_ERR,
+	       "%s: both QPs in ERROR", what);
+	/* past the MR's end nothing; before it, IBTA lets the head land */
+	if (kind == RECV_SGE_PAST_MR)
+		tap_ok(dp_verify_byte(x, 4096 - len / 2, 0x44) < 0 &&
+		       dp_verify_byte(x + 4096, 4096, 0x44) < 0,
+		       "%s: nothing written outside the SGE's part in the MR",
+		       what);
+	else
+		tap_ok(dp_verify_byte(x, 8192, 0x44) < 0 &&
+		       dp_verify_byte(y, 8192, 0x44) < 0,
+		       "%s: no byte of either page set written", what);
+
+	if (kind == RECV_REREG_PD)
+		r = ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_PD, dev.pd, NULL, 0, 0);
+	if (!tap_ok(!r && reconnect(&a, &b, &c),
+		    "%s: reset and reconnect both QPs", what))
+		goto free_pair;
+	r = dp_post_recv1(b.qp, 0x802, kind == RECV_REREG_TRANSLATION ?
+			  y : x, 64, m->lkey);
+	r = r ?: dp_post_send1(a.qp, 0x902, IBV_WR_SEND, abuf, 64, amr->lkey,
+			       0, 0, 0);
+	tap_ret_errno(r, 0, "%s: after reconnect, post a receive and a SEND",
+		      what);
+	w = dp_want(0x902, IBV_WC_SEND);
+	dp_expect(a.scq, &w, "%s: after reconnect, SEND succeeds", what);
+	w = dp_want(0x802, IBV_WC_RECV);
+	w.byte_len = 64;
+	dp_expect(b.rcq, &w, "%s: after reconnect, receive succeeds", what);
+	tap_ok(dp_verify_byte(kind == RECV_REREG_TRANSLATION ? y : x, 64,
+			      0x5e) < 0,
+	       "%s: after reconnect, the 64 bytes are in the MR's pages", what);
+free_pair:
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+out:
+	ibv_dereg_mr(m);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	free(x);
+	free(y);
+}
+
 /*
  * A SEND longer than the receive buffer: the responder completes the
  * receive with LOC_LEN_ERR and NAKs (Invalid Request): REM_INV_REQ_ERR.
@@ -600,6 +738,7 @@ static void post_in_state(enum ibv_qp_state st)
 int main(void)
 {
 	uint64_t t0 = dp_now_ms();
+	int i;
 
 	dp_open(&dev, test_dev_name());
 	abuf = dp_alloc(BUFLEN);
@@ -623,6 +762,14 @@ int main(void)
 		mr_access(IBV_WR_ATOMIC_FETCH_AND_ADD);
 	qp_access_mr_bits();
 	recv_too_short();
+	for (i = 0; i < 2; i++) {
+		recv_unusable(RECV_SGE_PAST_MR, 64, i);
+		recv_unusable(RECV_SGE_PAST_MR, 4096, i);
+		recv_unusable(RECV_REREG_TRANSLATION, 64, i);
+		recv_unusable(RECV_REREG_TRANSLATION, 4096, i);
+		recv_unusable(RECV_REREG_PD, 64, i);
+		recv_unusable(RECV_REREG_PD, 4096, i);
+	}
 	rnr(0);
 	rnr(1);
 	rnr_recovers();

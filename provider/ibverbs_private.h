@@ -385,6 +385,7 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 	}
 
 RXE2_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+RXE2_DECLARE_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 
 /* ------------------------------------------------------------------ */
 /* Functions exported under IBVERBS_PRIVATE_34                         */
@@ -478,6 +479,12 @@ int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_create_qp *cmd, size_t cmd_size,
 			 struct ib_uverbs_create_qp_resp *resp,
 			 size_t resp_size);
+/* the extended command: create_flags (and the other ex attributes) */
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *attr_ex,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
@@ -711,6 +718,7 @@ RXE2_PIN_SIZE(struct ibv_modify_srq, 24);
 RXE2_PIN_SIZE(struct ibv_query_srq, 24);
 RXE2_PIN_SIZE(struct ib_uverbs_ex_cmd_hdr, 16);
 RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
+RXE2_PIN_SIZE(struct ibv_create_qp_ex, 88);
 
 /* Core responses: our udata follows at this size */
 RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);

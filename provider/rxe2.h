@@ -60,6 +60,17 @@ struct rxe2_create_qp_rsp {
 	struct rxe2_create_qp_resp drv;
 };
 
+/* ibv_create_qp_ex with create_flags: the extended command */
+struct rxe2_create_qp_ex_req {
+	struct ibv_create_qp_ex ibv_cmd;
+	struct rxe2_create_qp_cmd drv;
+};
+
+struct rxe2_create_qp_ex_rsp {
+	struct ib_uverbs_ex_create_qp_resp ibv_resp;
+	struct rxe2_create_qp_resp drv;
+};
+
 struct rxe2_create_srq_rsp {
 	struct ib_uverbs_create_srq_resp ibv_resp;
 	struct rxe2_create_srq_resp drv;
@@ -99,6 +110,9 @@ RXE2_PIN_UDATA(struct rxe2_modify_srq_req, struct ibv_modify_srq, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_req, struct ibv_create_qp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_rsp, struct ib_uverbs_create_qp_resp,
 	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_qp_ex_req, struct ibv_create_qp_ex, drv);
+RXE2_PIN_UDATA(struct rxe2_create_qp_ex_rsp,
+	       struct ib_uverbs_ex_create_qp_resp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_srq_rsp, struct ib_uverbs_create_srq_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_create_ah_rsp, struct ib_uverbs_create_ah_resp,

@@ -13,7 +13,20 @@
 
 /* The init attributes this provider understands */
 #define RXE2_QP_INIT_ATTR_SUPPORTED (IBV_QP_INIT_ATTR_PD | \
+				     IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/*
+ * Every create flag libibverbs defines.  Which of them the device has is
+ * the kernel's to say (device_cap_flags_ex): a defined flag it lacks is
+ * EOPNOTSUPP there, a flag for the wrong QP type EINVAL; a bit nobody
+ * defined is EINVAL here.
+ */
+#define RXE2_QP_CREATE_DEFINED (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB | \
+				IBV_QP_CREATE_SCATTER_FCS | \
+				IBV_QP_CREATE_CVLAN_STRIPPING | \
+				IBV_QP_CREATE_SOURCE_QPN | \
+				IBV_QP_CREATE_PCI_WRITE_END_PADDING)
 
 static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 				   const struct ibv_qp_init_attr_ex *attr)
@@ -21,6 +34,9 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	if (attr->comp_mask & ~(uint32_t)RXE2_QP_INIT_ATTR_SUPPORTED)
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    (attr->create_flags & ~(uint32_t)RXE2_QP_CREATE_DEFINED))
 		return EINVAL;
 
 	switch (attr->qp_type) {
@@ -85,6 +101,43 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 }
 
 /*
+ * The create command.  create_flags need the extended one, which also
+ * carries our driver data; without them the plain command does.
+ */
+static int rxe2_qp_create_cmd(struct ibv_context *ibctx, struct rxe2_qp *qp,
+			      struct ibv_qp_init_attr_ex *attr,
+			      const uint32_t *max_inl_recv,
+			      struct rxe2_create_qp_resp *drv_rsp)
+{
+	struct rxe2_create_qp_cmd drv = {};
+	int err;
+
+	if (max_inl_recv) {
+		drv.comp_mask = RXE2_CREATE_QP_INLINE_RECV;
+		drv.max_inl_recv = *max_inl_recv;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) {
+		/* reserved fields must reach the kernel as zero */
+		struct rxe2_create_qp_ex_req req = { .drv = drv };
+		struct rxe2_create_qp_ex_rsp rsp = {};
+
+		err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &req.ibv_cmd,
+					    sizeof(req), &rsp.ibv_resp,
+					    sizeof(rsp));
+		*drv_rsp = rsp.drv;
+	} else {
+		struct rxe2_create_qp_req req = { .drv = drv };
+		struct rxe2_create_qp_rsp rsp = {};
+
+		err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &req.ibv_cmd,
+					   sizeof(req), &rsp.ibv_resp,
+					   sizeof(rsp));
+		*drv_rsp = rsp.drv;
+	}
+	return err;
+}
+
+/*
  * max_inl_recv: NULL for an ordinary QP; else the inline-receive size
  * asked, replaced by the size the kernel applied (rxe2dv_create_qp).
  */
@@ -94,8 +147,7 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 {
 	/* work on a copy: the caller's caps change only on success */
 	struct ibv_qp_init_attr_ex granted = *attr;
-	struct rxe2_create_qp_req req;
-	struct rxe2_create_qp_rsp rsp = {};
+	struct rxe2_create_qp_resp rsp;
 	struct rxe2_qp *qp;
 	int err;
 
@@ -115,19 +167,11 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 	if (err)
 		goto err_sq_lock;
 
-	/* reserved fields must reach the kernel as zero */
-	memset(&req, 0, sizeof(req));
-	if (max_inl_recv) {
-		req.drv.comp_mask = RXE2_CREATE_QP_INLINE_RECV;
-		req.drv.max_inl_recv = *max_inl_recv;
-	}
-
-	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &granted, &req.ibv_cmd,
-				   sizeof(req), &rsp.ibv_resp, sizeof(rsp));
+	err = rxe2_qp_create_cmd(ibctx, qp, &granted, max_inl_recv, &rsp);
 	if (err)
 		goto err_rq_lock;
 
-	err = rxe2_qp_map_rings(ibctx, qp, &granted, &rsp.drv);
+	err = rxe2_qp_map_rings(ibctx, qp, &granted, &rsp);
 	if (err)
 		goto err_destroy;
 	err = rxe2_send_init(qp, &granted);
@@ -136,7 +180,7 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 
 	attr->cap = granted.cap;
 	if (max_inl_recv)
-		*max_inl_recv = rsp.drv.max_inl_recv;
+		*max_inl_recv = rsp.max_inl_recv;
 	return &qp->vqp.qp;
 
 err_unmap:

@@ -101,6 +101,24 @@ static int rxe2_qp_check_cap(struct rxe2_dev *rdev,
 	return 0;
 }
 
+/*
+ * A create flag the device does not advertise is EOPNOTSUPP (as mlx5
+ * answers); the one it has, blocking the loopback of the QP's own
+ * multicast sends, only means something for UD.
+ */
+static int rxe2_qp_check_create_flags(struct rxe2_dev *rdev,
+				      const struct ib_qp_init_attr *init)
+{
+	u32 flags = init->create_flags;
+
+	if (!flags)
+		return 0;
+	if ((flags & ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) ||
+	    !(rdev->attr.kernel_cap_flags & IBK_BLOCK_MULTICAST_LOOPBACK))
+		return -EOPNOTSUPP;
+	return init->qp_type == IB_QPT_UD ? 0 : -EINVAL;
+}
+
 static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 			      struct ib_qp_init_attr *init,
 			      struct ib_udata *udata)
@@ -167,8 +185,11 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->rwq_ind_tbl)
+	if (init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	ret = rxe2_qp_check_create_flags(rdev, init);
+	if (ret)
+		return ret;
 	if (!init->send_cq || (!init->recv_cq && !init->srq))
 		return -EINVAL;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
@@ -193,6 +214,8 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	qp->is_user = !!udata;
+	qp->block_mcast_lb = init->create_flags &
+			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	qp->serial = atomic64_inc_return(&rxe2_qp_serial);
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->state = IB_QPS_RESET;

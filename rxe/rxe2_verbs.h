@@ -633,6 +633,8 @@ struct rxe2_qp {
 	struct rxe2_ring rq;		/* rxe2_recv_wqe slots; unused with SRQ */
 	bool has_rq;
 	bool is_user;
+	/* IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: skip our own multicast */
+	bool block_mcast_lb;
 	/*
 	 * Unique for the module's life, unlike the QP number, which comes
 	 * back after a wrap: a type 2 window names its QP by it.

@@ -265,6 +265,18 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 	struct udphdr *uh;
 	int ret;
 
+	/*
+	 * A capture on lo sees a packet as it comes in only: libpcap drops
+	 * lo's outgoing copies as duplicates of the incoming ones, so the
+	 * copy rxe2_tx_tap() would show is invisible there.  While a tap
+	 * watches lo, loopback packets take the real way through it.
+	 */
+	if (local && (ndev->flags & IFF_LOOPBACK) && dev_nit_active(ndev)) {
+		if (to)
+			rxe2_qp_put(to);
+		to = NULL;
+		local = false;
+	}
 	skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);

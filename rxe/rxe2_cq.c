@@ -28,9 +28,10 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	/* a process's CQE slot has room for inline-receive */
+	/* a process's CQE slot has room for inline-receive, up to a size */
 	ret = rxe2_ring_init(&cq->ring, attr->cqe,
-			     udata ? RXE2_CQ_INLINE_SLOT_SIZE : RXE2_CQE_SIZE,
+			     udata && attr->cqe <= RXE2_CQ_INLINE_MAX_CQE ?
+			     RXE2_CQ_INLINE_SLOT_SIZE : RXE2_CQE_SIZE,
 			     true, udata);
 	if (ret)
 		return ret;
@@ -167,7 +168,15 @@ static void rxe2_cqe_to_wc(struct rxe2_dev *rdev, const struct rxe2_cqe *cqe,
 		wc->wc_flags |= IB_WC_IP_CSUM_OK;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	/* a UD receive's sl is its RoCE packet type: ib_core's is separate */
+	if (cqe->sl == RXE2_CQE_ROCE_V2_IPV4 ||
+	    cqe->sl == RXE2_CQE_ROCE_V2_IPV6) {
+		wc->network_hdr_type = cqe->sl == RXE2_CQE_ROCE_V2_IPV4 ?
+				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	} else {
+		wc->sl = cqe->sl;
+	}
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 	wc->port_num = cqe->port_num;
 	/* ib_core keeps a QP alive until its completions are polled */

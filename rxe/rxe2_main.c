@@ -21,7 +21,8 @@ struct rxe2_params rxe2_params = {
 	.max_send_sge = 32,
 	.max_recv_sge = 32,
 	.max_cq = 65536,
-	.max_cqe = 65536,
+	/* libfabric's verbs;ofi_rxm asks 262144 (FI_UNIVERSE_SIZE 256) */
+	.max_cqe = 1048576,
 	.max_mr = 262144,
 	.max_pd = 65536,
 	.max_srq = 65536,

@@ -76,7 +76,7 @@ static int rxe2_qp_inline_recv(struct rxe2_qp *qp,
 		return 0;
 	if (asked > RXE2_INLINE_RECV_MAX)
 		return -EINVAL;
-	/* a process's CQs all have inline slots; a kernel CQ has none */
+	/* a small CQ of a process has inline slots; others have none */
 	if ((init->recv_cq &&
 	     to_rcq(init->recv_cq)->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE) ||
 	    to_rcq(init->send_cq)->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE)

@@ -111,9 +111,28 @@ static void rxe2_send_atomic_ack(struct rxe2_qp *qp, u32 psn, u64 orig)
 	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
 }
 
+/* post a receive CQE; a successful inline-receive brings its data along */
+static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
+			       bool solicited)
+{
+	bool inl = qp->dp.rcv_inline && ic->cqe.status == IB_WC_SUCCESS;
+
+	if (inl) {
+		const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+
+		rxe2_cqe_set_inline(ic, qp->dp.inl_data, ic->cqe.byte_len,
+				    (const struct rxe2_sge *)(w + 1),
+				    w->num_sge);
+	}
+	qp->dp.rcv_inline = false;
+	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic->cqe, solicited))
+		rxe2_qp_error(qp);
+	else if (inl)
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_INLINE_RECV);
+}
+
 static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
-			  u32 opcode, u32 len, u32 flags, u32 ex, u32 src_qp,
-			  bool solicited)
+			  u32 opcode, u32 len, u32 flags, u32 ex, bool solicited)
 {
 	struct rxe2_cqe_inline ic = {
 		.cqe = {
@@ -123,25 +142,12 @@ static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 			.byte_len = len,
 			.ex = ex,
 			.qp_num = qp->ibqp.qp_num,
-			.src_qp = src_qp,
 			.wc_flags = flags,
 			.port_num = RXE2_PORT,
 		},
 	};
-	bool inl = qp->dp.rcv_inline && status == IB_WC_SUCCESS;
 
-	if (inl) {
-		const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
-
-		rxe2_cqe_set_inline(&ic, qp->dp.inl_data, len,
-				    (const struct rxe2_sge *)(w + 1),
-				    w->num_sge);
-	}
-	qp->dp.rcv_inline = false;
-	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic.cqe, solicited))
-		rxe2_qp_error(qp);
-	else if (inl)
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_INLINE_RECV);
+	rxe2_recv_cqe_post(qp, &ic, solicited);
 }
 
 /*
@@ -251,7 +257,7 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	if (dp->have_rwqe) {
 		dp->have_rwqe = false;
 		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
-			      status, IB_WC_RECV, 0, 0, 0, 0, false);
+			      status, IB_WC_RECV, 0, 0, 0, false);
 	}
 	rxe2_qp_error(qp);
 }
@@ -378,7 +384,7 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		dp->have_rwqe = false;
 		rxe2_resp_done_msg(qp);
 		rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-			      dp->rcv_offset, flags, ex, 0, pkt->se);
+			      dp->rcv_offset, flags, ex, pkt->se);
 	}
 	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->ackreq)
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
@@ -468,7 +474,7 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			rxe2_recv_cqe(qp,
 				      ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
 				      IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
-				      dp->wr_len, RXE2_WC_WITH_IMM, ex, 0,
+				      dp->wr_len, RXE2_WC_WITH_IMM, ex,
 				      pkt->se);
 		}
 	}
@@ -714,7 +720,15 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		   qp->attr.qkey;
 	struct sk_buff *skb = pkt->skb;
 	u8 grh[RXE2_UD_GRH_LEN] = {};
-	u32 flags = RXE2_WC_GRH, ex = 0;
+	struct rxe2_cqe_inline ic = {
+		.cqe = {
+			.status = IB_WC_SUCCESS,
+			.opcode = IB_WC_RECV,
+			.qp_num = qp->ibqp.qp_num,
+			.wc_flags = RXE2_WC_GRH,
+			.port_num = RXE2_PORT,
+		},
+	};
 	int ret;
 
 	if (ntohl(d->qkey) != qkey) {
@@ -744,14 +758,16 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return;
 	}
 	if (pkt->flags & RXE2_OPF_IMM) {
-		memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
-		flags |= RXE2_WC_WITH_IMM;
+		memcpy(&ic.cqe.ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
+		ic.cqe.wc_flags |= RXE2_WC_WITH_IMM;
 	}
 	qp->dp.have_rwqe = false;
 	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
-	rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id,
-		      IB_WC_SUCCESS, IB_WC_RECV, qp->dp.rcv_offset, flags, ex,
-		      ntohl(d->sqp) & RXE2_QPN_MASK, pkt->se);
+	ic.cqe.wr_id = ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id;
+	ic.cqe.byte_len = qp->dp.rcv_offset;
+	ic.cqe.src_qp = ntohl(d->sqp) & RXE2_QPN_MASK;
+	ic.cqe.sl = pkt->ipv6 ? RXE2_CQE_ROCE_V2_IPV6 : RXE2_CQE_ROCE_V2_IPV4;
+	rxe2_recv_cqe_post(qp, &ic, pkt->se);
 }
 
 /* a request packet; caller holds state_lock */

@@ -212,6 +212,7 @@ struct dp_wc_want dp_want(uint64_t wr_id, int opcode)
 		.wc_flags = -1,
 		.imm = -1,
 		.src_qp = -1,
+		.sl = -1,
 		.qp_num = -1,
 		.inv_rkey = -1,
 	};
@@ -291,6 +292,8 @@ static int wc_mismatch(const struct ibv_wc *wc, const struct dp_wc_want *w,
 		    w->inv_rkey);
 	if (w->src_qp >= 0 && wc->src_qp != (uint32_t)w->src_qp)
 		WHY(" src_qp %#x want %#lx", wc->src_qp, w->src_qp);
+	if (w->sl >= 0 && wc->sl != w->sl)
+		WHY(" sl %#x want %#lx", wc->sl, w->sl);
 out:
 	if (w->qp_num >= 0 && wc->qp_num != (uint32_t)w->qp_num)
 		WHY(" qp_num %#x want %#lx", wc->qp_num, w->qp_num);

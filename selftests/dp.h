@@ -94,6 +94,7 @@ struct dp_wc_want {
 	long wc_flags;
 	long imm;		/* host order; compared when WITH_IMM is set */
 	long src_qp;
+	long sl;		/* UD receive on rxe2/mlx5: the RoCE packet type */
 	long qp_num;
 	long inv_rkey;		/* compared when WITH_INV is set */
 	unsigned int flags_ignore;	/* wc_flags bits not compared */

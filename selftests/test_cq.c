@@ -2,10 +2,14 @@
 /*
  * Completion queues: sizes at and beyond the device limit, completion
  * vectors, completion channels, notification, polling an empty CQ and a
- * CQ that cannot die while a QP uses it.
+ * CQ that cannot die while a QP uses it.  On rxe2: a CQ as large as
+ * libfabric's verbs;ofi_rxm asks by default (262144 entries) is created
+ * and maps 64 bytes per entry, where a small one keeps the 256-byte
+ * slots inline-receive needs.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -38,6 +42,57 @@ static void test_sizes(struct ibv_context *ctx, const struct ibv_device_attr *a)
 	tap_null_errno(cq, EINVAL, "ibv_create_cq cqe -1 -> EINVAL");
 	if (cq)
 		ibv_destroy_cq(cq);
+}
+
+/* Bytes of the uverbs device file this process has mapped (CQ rings). */
+static unsigned long uverbs_mapped(void)
+{
+	unsigned long lo, hi, sum = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/infiniband/uverbs") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			sum += hi - lo;
+	fclose(f);
+	return sum;
+}
+
+/* The ring bytes a CQ of cqe entries maps, or 0 when creation fails. */
+static unsigned long cq_ring_bytes(struct ibv_context *ctx, int cqe)
+{
+	unsigned long before = uverbs_mapped(), bytes;
+	struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+
+	if (!cq)
+		return 0;
+	bytes = uverbs_mapped() - before;
+	ibv_destroy_cq(cq);
+	return bytes;
+}
+
+static void test_cq_memory(struct ibv_context *ctx,
+			   const struct ibv_device_attr *a)
+{
+	const long big = 262144, small = 4096;
+	unsigned long b;
+
+	if (!test_is_rxe2(test_dev_name())) {
+		tap_skip("CQ slot sizes: rxe2 only");
+		tap_skip("CQ slot sizes: rxe2 only");
+		return;
+	}
+	b = a->max_cqe >= big ? cq_ring_bytes(ctx, big) : 0;
+	tap_ok(b >= big * 64 && b < big * 128,
+	       "a CQ of %ld entries (libfabric's default) maps %lu bytes: 64 per entry",
+	       big, b);
+	b = cq_ring_bytes(ctx, small);
+	tap_ok(b >= small * 256 && b < small * 512,
+	       "a CQ of %ld entries maps %lu bytes: 256 per entry (inline-receive)",
+	       small, b);
 }
 
 static void test_vectors(struct ibv_context *ctx)
@@ -119,6 +174,7 @@ int main(void)
 	if (ibv_query_device(ctx, &a))
 		tap_bail("ibv_query_device");
 	test_sizes(ctx, &a);
+	test_cq_memory(ctx, &a);
 	test_vectors(ctx);
 	test_channel(ctx);
 	test_busy(ctx);

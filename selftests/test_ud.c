@@ -4,7 +4,9 @@
  * receiver.  Every receive starts with the 40-byte GRH area, where RoCEv2
  * over IPv4 puts the IPv4 header in bytes 20..39 (as ib_core's
  * rdma_network_hdr and every RoCE HCA do); wc_flags carry GRH (and
- * WITH_IMM), src_qp names the sender, byte_len is payload + 40.  A Q_Key
+ * WITH_IMM), src_qp names the sender, byte_len is payload + 40, and on
+ * rxe2 sl is the RoCE packet type as mlx5 reports it (0xa: RoCEv2 over
+ * IPv4; UCX's UD transport reads it to find the destination address).  A Q_Key
  * mismatch is dropped silently (the sender still completes), the next
  * good message lands in the same receive.  Sizes up to the path MTU,
  * unaligned receive buffers, inline sends, SEND_WITH_IMM.
@@ -101,8 +103,11 @@ static void one(struct dp_qp *s, uint32_t len, size_t roff, bool imm,
 	w.imm = immv;
 	w.src_qp = s->qp->qp_num;
 	w.qp_num = rcv.qp->qp_num;
-	dp_expect(rcv.rcq, &w, "%s: RECV, GRH flag, src_qp, byte_len %u",
-		  what, GRH + len);
+	/* rxe2 as mlx5: RoCEv2 (bit 3) over IPv4 (2), where UCX looks */
+	if (dev.rxe2)
+		w.sl = 0x8 | 0x2;
+	dp_expect(rcv.rcq, &w, "%s: RECV, GRH flag, src_qp, byte_len %u%s",
+		  what, GRH + len, dev.rxe2 ? ", sl RoCEv2/IPv4" : "");
 	tap_ok(check_grh(rbuf + roff, len, imm),
 	       "%s: GRH area carries the IPv4/UDP header, our addresses",
 	       what);

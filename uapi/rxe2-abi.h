@@ -194,6 +194,18 @@ struct rxe2_cqe {
 	__u32 reserved[3];
 };
 
+/*
+ * sl of a UD receive CQE: the RoCE packet type, as mlx5 reports it and
+ * UCX reads it (Annex 17 A17.4.5.1: a RoCEv2 UD completion says whether
+ * the frame was IPv4 or IPv6): bit 3 a UDP header (RoCEv2), bits 2:0 the
+ * L3 header.  An application learns from it where the 40-byte GRH area
+ * holds the destination address.
+ */
+enum rxe2_cqe_roce_type {
+	RXE2_CQE_ROCE_V2_IPV6 = 0x8 | 0x1,
+	RXE2_CQE_ROCE_V2_IPV4 = 0x8 | 0x2,
+};
+
 enum rxe2_cqe_flags {
 	RXE2_CQE_F_INLINE = 1 << 0,	/* payload follows the CQE in its slot */
 };
@@ -201,8 +213,11 @@ enum rxe2_cqe_flags {
 #define RXE2_CQE_SIZE 64
 
 /*
- * Inline-receive.  A process's CQ has slots of RXE2_CQ_INLINE_SLOT_SIZE
- * bytes (kernel CQs keep 64).  A completion that carries its data
+ * Inline-receive.  A process's CQ created with at most
+ * RXE2_CQ_INLINE_MAX_CQE entries has slots of RXE2_CQ_INLINE_SLOT_SIZE
+ * bytes; a larger one, and every kernel CQ, has RXE2_CQE_SIZE-byte slots
+ * and cannot serve an inline-receive QP (a CQ of a million entries is
+ * 64 MiB, not 256).  A CQ keeps its slot size when it is resized.  A completion that carries its data
  * (RXE2_CQE_F_INLINE) is laid out in its slot as
  *
  *   offset   0  struct rxe2_cqe
@@ -223,6 +238,7 @@ enum rxe2_cqe_flags {
 #define RXE2_CQE_INLINE_SGE_OFFSET (RXE2_CQE_SIZE + RXE2_INLINE_RECV_MAX)
 #define RXE2_CQ_INLINE_SLOT_SIZE \
 	(RXE2_CQE_INLINE_SGE_OFFSET + RXE2_INLINE_RECV_MAX_SGE * 16)
+#define RXE2_CQ_INLINE_MAX_CQE 65536
 
 /* ------------------------------------------------------------------ */
 /* uverbs driver udata                                                 */

@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# UCX over rxe2 with UCX's defaults: ucx_perftest am_lat over ud_verbs
+# (UCT) and UCP tag_bw with UCX_TLS=rc_verbs,ud_verbs,self, server and
+# client on $RXE2_DEV.  UCX's UD transport drops every receive whose GRH
+# does not carry one of the device's GIDs as destination, and reads from
+# the completion's sl, the RoCE packet type as mlx5 reports it, whether
+# that is an IPv4 address (the last 4 bytes) or an IPv6 one (the last
+# 16): without it every receive is dropped and the endpoint times out.
+# Debian's ucx-utils (tools/deps installs it); skipped when absent.
+# TAP output.
+
+dev=${RXE2_DEV:-rxe2_0}
+work=$(mktemp -d /tmp/ucx.XXXXXX) || exit 1
+n=0 failed=0
+port=19300
+. "$(dirname "$0")/lib.sh"
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+trap 'rm -rf "$work"' EXIT
+
+# perftest DESC ARGS...: server and client of one ucx_perftest run on
+# $dev, each bounded; both must exit 0 and the client print its results
+perftest() {
+	desc=$1
+	shift
+	port=$((port + 1))
+	timeout -k 2 90 ucx_perftest -p $port "$@" >"$work/srv" 2>&1 &
+	spid=$!
+	if ! wait_listen $port; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		not_ok "$desc: server listens"
+		sed 's/^/#   /' "$work/srv"
+		return
+	fi
+	timeout -k 2 90 ucx_perftest -p $port "$@" 127.0.0.1 >"$work/cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "Final:" "$work/cli" &&
+		! grep -qi "error" "$work/cli" "$work/srv"; then
+		ok "$desc"
+		grep "Final:" "$work/cli" | sed 's/^/# /'
+	else
+		not_ok "$desc (client rc $crc, server rc $src)"
+		tail -n 15 "$work/cli" "$work/srv" | sed 's/^/#   /'
+	fi
+}
+
+echo "1..3"
+if ! command -v ucx_perftest >/dev/null; then
+	for i in 1 2 3; do skip "ucx $i" "no ucx_perftest (ucx-utils)"; done
+	exit 0
+fi
+if ucx_info -d 2>/dev/null | grep -q "Device: $dev:1"; then
+	ok "ucx_info lists $dev:1"
+else
+	not_ok "ucx_info lists $dev:1"
+	ucx_info -d 2>&1 | grep -E "Transport|Device" | sed 's/^/#   /'
+fi
+
+# the UCT UD transport alone, its GID check on (UCX's default)
+UCX_NET_DEVICES=$dev:1 perftest \
+	"ucx_perftest -t am_lat -x ud_verbs on $dev:1, UCX defaults" \
+	-t am_lat -x ud_verbs -d "$dev:1" -n 2000 -w 100
+
+# UCP picks its lanes: UD for wire-up, RC for data
+UCX_NET_DEVICES=$dev:1 UCX_TLS=rc_verbs,ud_verbs,self perftest \
+	"ucx_perftest -t tag_bw, UCX_TLS=rc_verbs,ud_verbs,self on $dev:1" \
+	-t tag_bw -s 65536 -n 500 -w 20
+[ $failed = 0 ]

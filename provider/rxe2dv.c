@@ -144,6 +144,13 @@ int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
 	out.recv_ic_id = resp.recv_ic_id;
 	out.rdma_read_ic_id = resp.rdma_read_ic_id;
 	out.rdma_recv_ic_id = resp.rdma_recv_ic_id;
+	/* an older module leaves them out (and its comp_mask zero) */
+	if ((resp.comp_mask & RXE2_QUERY_MR_RESP_PAGES) &&
+	    inlen >= rxe2dv_fieldend(struct rxe2dv_mr_attr, num_pages)) {
+		out.comp_mask |= RXE2DV_MR_ATTR_MASK_PAGES;
+		out.page_size = resp.page_size;
+		out.num_pages = resp.num_pages;
+	}
 
 	if (inlen > sizeof(out)) {
 		memcpy(attr, &out, sizeof(out));

@@ -54,13 +54,21 @@ enum rxe2dv_mr_attr_ic_id_validity {
 	RXE2DV_MR_ATTR_VALIDITY_RDMA_RECV_IC_ID = 1 << 2,
 };
 
+/* Bits of rxe2dv_mr_attr.comp_mask (out): the later fields that are valid */
+enum rxe2dv_mr_attr_mask {
+	RXE2DV_MR_ATTR_MASK_PAGES = 1 << 0,	/* page_size, num_pages */
+};
+
 /* Fields are only ever added at the end, as for rxe2dv_device_attr. */
 struct rxe2dv_mr_attr {
-	uint64_t comp_mask;		/* out: no bits defined yet */
+	uint64_t comp_mask;		/* out: enum rxe2dv_mr_attr_mask */
 	uint16_t ic_id_validity;	/* enum rxe2dv_mr_attr_ic_id_validity */
 	uint16_t recv_ic_id;
 	uint16_t rdma_read_ic_id;
 	uint16_t rdma_recv_ic_id;
+	/* bytes per translation entry (4096, or 2 MiB for huge pages) */
+	uint32_t page_size;
+	uint32_t num_pages;		/* translation entries */
 };
 
 int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,

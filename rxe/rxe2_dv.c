@@ -14,7 +14,7 @@
 #include "rxe2.h"
 
 /*
- * RXE2_METHOD_MR_QUERY: the MR's interconnect ids.  The MR's uobject is
+ * RXE2_METHOD_MR_QUERY: the MR's interconnect ids and page size.  The MR's uobject is
  * held for reading throughout, so neither dereg nor rereg (both take it
  * exclusively) can change the MR under the query.
  */
@@ -27,6 +27,7 @@ static int UVERBS_HANDLER(RXE2_METHOD_MR_QUERY)(struct uverbs_attr_bundle *attrs
 	if (IS_ERR(ibmr))
 		return PTR_ERR(ibmr);
 	rxe2_ic_query_mr(ibmr, &resp);
+	rxe2_mr_query_pages(ibmr, &resp);
 	return uverbs_copy_to_struct_or_zero(attrs, RXE2_ATTR_QUERY_MR_RESP,
 					     &resp, sizeof(resp));
 }

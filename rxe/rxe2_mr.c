@@ -7,6 +7,7 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 
 #include "rxe2_verbs.h"
 
@@ -66,7 +67,12 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 
 int rxe2_mr_check_access(int access)
 {
-	access &= ~IB_ACCESS_OPTIONAL;
+	/*
+	 * HUGETLB is a hint as well: a pinned MR uses 2 MiB entries
+	 * wherever its memory is made of huge pages, asked or not; an ODP
+	 * MR faults whole huge pages when its range is hugetlbfs memory.
+	 */
+	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
 	if (access & ~RXE2_MR_ACCESS)
 		return -EINVAL;
 	/* IBTA: remote write or atomic needs local write (ib_core agrees) */
@@ -102,6 +108,7 @@ struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted)
 		return ERR_PTR(ret == -EBUSY ? -ENOMEM : ret);
 	}
 	mr->counted = counted;
+	mr->page_shift = PAGE_SHIFT;
 	mr->type = counted ? RXE2_MR_USER : RXE2_MR_DMA;
 	mr->access = access & RXE2_MR_ACCESS;
 	/* ib_core sets these too, but only after we publish */
@@ -142,24 +149,83 @@ struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-/* the data path copies page by page (kmap_local_page): list them */
+/*
+ * Whether the pinned 4 KiB pages make whole 2 MiB blocks: each block of
+ * the range (counted from the 2 MiB boundary at or below the start) is
+ * one physically contiguous, aligned run, as hugetlbfs and transparent
+ * huge pages give.
+ */
+static bool rxe2_mr_huge_blocks(struct ib_umem *umem)
+{
+	const unsigned long per = 1UL << (PMD_SHIFT - PAGE_SHIFT);
+	unsigned long skip = (umem->address >> PAGE_SHIFT) & (per - 1);
+	unsigned long k = 0, base = 0;
+	struct sg_page_iter it;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		unsigned long pfn = page_to_pfn(sg_page_iter_page(&it));
+		unsigned long idx = (k + skip) & (per - 1);
+
+		if (k == 0 || idx == 0)
+			base = pfn - idx;
+		if (pfn != base + idx || base & (per - 1))
+			return false;
+		k++;
+	}
+	return k > 0;
+}
+
+/*
+ * The data path copies page by page (kmap_local_page): list the pages,
+ * or with huge blocks one entry per 2 MiB (512 times fewer).
+ */
 static int rxe2_mr_pages(struct rxe2_mr *mr)
 {
+	/* a region shorter than a block saves nothing: keep 4 KiB */
+	bool huge = mr->umem->length >= PMD_SIZE &&
+		    rxe2_mr_huge_blocks(mr->umem);
+	unsigned long first = mr->umem->address >> PMD_SHIFT;
+	unsigned long last = (mr->umem->address + mr->umem->length - 1) >>
+			     PMD_SHIFT;
+	unsigned long skip = (mr->umem->address >> PAGE_SHIFT) &
+			     ((1UL << (PMD_SHIFT - PAGE_SHIFT)) - 1);
 	struct sg_page_iter it;
 	unsigned long n = 0;
 
-	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->page_shift = huge ? PMD_SHIFT : PAGE_SHIFT;
+	mr->npages = huge ? last - first + 1 : ib_umem_num_pages(mr->umem);
 	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
 				   GFP_KERNEL);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
-		if (n >= mr->npages)
-			break;
-		mr->pages[n++] = sg_page_iter_page(&it);
+		struct page *pg = sg_page_iter_page(&it);
+		unsigned long idx = (n + skip) & ((1UL << (PMD_SHIFT - PAGE_SHIFT)) - 1);
+
+		if (!huge) {
+			if (n >= mr->npages)
+				break;
+			mr->pages[n] = pg;
+		} else if (n == 0 || idx == 0) {
+			mr->pages[(n + skip) >> (PMD_SHIFT - PAGE_SHIFT)] =
+				pfn_to_page(page_to_pfn(pg) - idx);
+		}
+		n++;
 	}
-	mr->npages = n;
+	if (!huge)
+		mr->npages = n;
 	return 0;
+}
+
+/*
+ * Offset of a pinned or shared MR's first byte into its first page (of
+ * 1 << page_shift bytes).
+ */
+u64 rxe2_mr_first_offset(const struct rxe2_mr *mr)
+{
+	if (!mr->umem)
+		return 0;
+	return mr->umem->address & ((1ULL << mr->page_shift) - 1);
 }
 
 void rxe2_mr_publish(struct rxe2_mr *mr, u64 iova, u64 length)
@@ -516,6 +582,7 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		new->umem = old->umem;
 		new->pages = old->pages;
 		new->npages = old->npages;
+		new->page_shift = old->page_shift;
 		new->odp = old->odp;
 		new->imr = old->imr;
 		new->iova = old->iova;
@@ -973,6 +1040,29 @@ int rxe2_kmr_access(struct rxe2_mr *mr, u64 iova, u32 len, rxe2_page_fn fn,
 		len -= n;
 	}
 	return 0;
+}
+
+/*
+ * For rxe2dv_query_mr: the size and number of the MR's translation
+ * entries.  The caller holds the MR's uobject: no rereg runs under it.
+ */
+void rxe2_mr_query_pages(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
+
+	resp->comp_mask |= RXE2_QUERY_MR_RESP_PAGES;
+	if (cur->odp == RXE2_ODP_EXPLICIT) {
+		struct ib_umem_odp *odp = to_ib_umem_odp(cur->umem);
+
+		resp->page_size = 1U << odp->page_shift;
+		resp->num_pages = ib_umem_odp_num_pages(odp);
+	} else if (!cur->odp && cur->pages) {
+		resp->page_size = 1U << cur->page_shift;
+		resp->num_pages = cur->npages;
+	} else {
+		resp->page_size = PAGE_SIZE;
+	}
 }
 
 /*

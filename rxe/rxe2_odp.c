@@ -9,6 +9,7 @@
  * fork, migration) waits for the copy and then unmaps them; the next
  * access faults again.  See docs/architecture.md, "On-demand paging".
  */
+#include <linux/hugetlb.h>
 #include <linux/highmem.h>
 #include <linux/hmm.h>
 #include <linux/mm.h>
@@ -85,7 +86,8 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 	if (odp->npages != before) {
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_INVALIDATIONS);
 		rxe2_odp_add(rdev, RXE2_DPC_ODP_INVALIDATION_PAGES,
-			     before - odp->npages);
+			     (before - odp->npages) <<
+			     (odp->page_shift - PAGE_SHIFT));
 	}
 	/*
 	 * A child of an implicit MR (private: its rxe2_odp_imr) that an
@@ -132,8 +134,10 @@ static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 			     bool write, bool no_fault)
 {
 	u64 perm = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
-	unsigned long first = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
-	unsigned long last = (va + len - 1 - ib_umem_start(odp)) >> PAGE_SHIFT;
+	/* dma_list has an entry per umem page: 2 MiB ones for hugetlbfs */
+	unsigned int shift = odp->page_shift;
+	unsigned long first = (va - ib_umem_start(odp)) >> shift;
+	unsigned long last = (va + len - 1 - ib_umem_start(odp)) >> shift;
 	int had, ret;
 
 	/* as the pinned path: never an index outside the umem's arrays */
@@ -150,9 +154,11 @@ static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 		return -EFAULT;
 	/* NO_FAULT maps only what the process has present, as it is */
 	if (no_fault)
-		return rxe2_odp_count(odp, first, last,
-				      ODP_READ_ALLOWED_BIT) - had;
-	return last - first + 1 - had;
+		ret = rxe2_odp_count(odp, first, last, ODP_READ_ALLOWED_BIT) -
+		      had;
+	else
+		ret = last - first + 1 - had;
+	return ret << (shift - PAGE_SHIFT);	/* in 4 KiB pages */
 }
 
 static struct ib_umem_odp *rxe2_odp_umem(struct rxe2_mr *mr)
@@ -339,12 +345,13 @@ static unsigned long rxe2_odp_umem_nodes(struct ib_umem_odp *odp,
 					 nodemask_t *nodes)
 {
 	unsigned long i, n = 0, npages = ib_umem_odp_num_pages(odp);
+	unsigned int per = odp->page_shift - PAGE_SHIFT;
 
 	mutex_lock(&odp->umem_mutex);
 	for (i = 0; i < npages; i++) {
 		if (!odp->dma_list[i])
 			continue;
-		node_set(page_to_nid(hmm_pfn_to_page(odp->pfn_list[i])),
+		node_set(page_to_nid(hmm_pfn_to_page(odp->pfn_list[i << per])),
 			 *nodes);
 		n++;
 		if (!(i & 4095))
@@ -448,6 +455,39 @@ static void rxe2_odp_reclaim(struct work_struct *w)
 	} while (n == RXE2_RECLAIM_BATCH);
 }
 
+/*
+ * Whether [start, start + length) of the current process is hugetlbfs
+ * memory of the size ib_umem_odp's HUGETLB mode maps (HPAGE_SIZE)
+ * throughout: then one fault maps a whole huge page.  Anything else
+ * (ordinary memory, a hole, other huge page sizes) keeps 4 KiB pages.
+ */
+static bool rxe2_odp_range_hugetlb(u64 start, u64 length)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	u64 end = start + length, va = start;
+	bool huge = true;
+
+	if (!IS_ENABLED(CONFIG_HUGETLB_PAGE) || !mm)
+		return false;
+	mmap_read_lock(mm);
+	while (huge && va < end) {
+		vma = vma_lookup(mm, va);
+		huge = vma && is_vm_hugetlb_page(vma) &&
+		       vma_kernel_pagesize(vma) == HPAGE_SIZE;
+		if (huge)
+			va = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return huge;
+}
+
+/* the umem's size in 4 KiB pages, whatever its page size */
+static unsigned long rxe2_odp_num_4k(struct ib_umem_odp *odp)
+{
+	return ib_umem_odp_num_pages(odp) << (odp->page_shift - PAGE_SHIFT);
+}
+
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 {
 	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
@@ -458,7 +498,9 @@ int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 
 		if (!imr)
 			return -ENOMEM;
-		odp = ib_umem_odp_alloc_implicit(mr->ibmr.device, access);
+		/* the whole address space: 4 KiB pages, the hint aside */
+		odp = ib_umem_odp_alloc_implicit(mr->ibmr.device,
+						 access & ~IB_ACCESS_HUGETLB);
 		if (IS_ERR(odp)) {
 			kfree(imr);
 			return PTR_ERR(odp);
@@ -472,14 +514,16 @@ int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access)
 		mr->imr = imr;
 		mr->odp = RXE2_ODP_IMPLICIT;
 	} else {
-		odp = ib_umem_odp_get(mr->ibmr.device, start, length,
-				      access & ~IB_ACCESS_HUGETLB,
+		/* the hint, where it holds: whole huge pages per fault */
+		if (!rxe2_odp_range_hugetlb(start, length))
+			access &= ~IB_ACCESS_HUGETLB;
+		odp = ib_umem_odp_get(mr->ibmr.device, start, length, access,
 				      &rxe2_odp_ops);
 		if (IS_ERR(odp))
 			return PTR_ERR(odp);
 		mr->odp = RXE2_ODP_EXPLICIT;
 		rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
-			     ib_umem_odp_num_pages(odp));
+			     rxe2_odp_num_4k(odp));
 	}
 	mr->umem = &odp->umem;
 	rxe2_dp_count(rdev, RXE2_DPC_ODP_MRS);
@@ -514,7 +558,7 @@ void rxe2_odp_release(struct rxe2_mr *mr)
 		mr->imr = NULL;
 	} else {
 		rxe2_odp_add(rdev, RXE2_DPC_ODP_MR_PAGES,
-			     -(long)ib_umem_odp_num_pages(odp));
+			     -(long)rxe2_odp_num_4k(odp));
 	}
 	ib_umem_odp_release(odp);
 	mr->umem = NULL;

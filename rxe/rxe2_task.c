@@ -529,17 +529,19 @@ int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 		return rxe2_pamr_access(iova, len, fn, arg);
 	if (mr->odp)
 		return rxe2_odp_access(mr, iova, len, write, fn, arg);
-	/* pinned: the umem's pages; shared: the shm's, from a page start */
-	off = iova - mr->iova + (mr->umem ? ib_umem_offset(mr->umem) : 0);
+	/* pinned: the umem's pages (or 2 MiB blocks); shared: the shm's */
+	off = iova - mr->iova + rxe2_mr_first_offset(mr);
 	while (len) {
-		unsigned long pg = off >> PAGE_SHIFT;
+		unsigned long pg = off >> mr->page_shift;
+		u64 boff = off & ((1ULL << mr->page_shift) - 1);
 		u32 poff = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - poff);
 		void *va;
 
 		if (pg >= mr->npages)
 			return -EFAULT;
-		va = kmap_local_page(mr->pages[pg]);
+		va = kmap_local_page(nth_page(mr->pages[pg],
+					      boff >> PAGE_SHIFT));
 		fn(va + poff, n, arg);
 		kunmap_local(va);
 		off += n;

@@ -212,8 +212,16 @@ struct rxe2_mr {
 	bool counted;			/* against max_mr: not the DMA MR */
 	u8 type;			/* enum rxe2_mr_type */
 	u8 state;			/* FAST: enum rxe2_mr_state, under lock */
-	struct page **pages;		/* the umem's pages, in order */
+	/*
+	 * The umem's memory in order: one entry per page of 1 << page_shift
+	 * bytes.  PMD_SHIFT when every 2 MiB block of the range is one
+	 * physically contiguous huge page (IB_ACCESS_HUGETLB or not): the
+	 * entry is the block's first 4 KiB page, which lies before the
+	 * MR's start in the first block when the MR does not start on one.
+	 */
+	struct page **pages;
 	unsigned long npages;
+	u8 page_shift;
 	/*
 	 * FAST: kernel virtual addresses of the pages (virt DMA), as
 	 * map_mr_sg staged them (fr_staged) and as the last REG_MR took
@@ -372,6 +380,7 @@ int rxe2_odp_init(void);
 void rxe2_odp_exit(void);
 
 /* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
+u64 rxe2_mr_first_offset(const struct rxe2_mr *mr);
 unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 				     int *access);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c) */

@@ -28,6 +28,7 @@
 #include "util.h"
 
 #define ATTR_V1 16	/* every field of the first rxe2dv_mr_attr */
+#define ATTR_V2 24	/* with page_size and num_pages */
 #define POISON 0xa5
 #define NPAGES 16
 
@@ -162,7 +163,7 @@ static void expect_ids(struct ibv_mr *mr, int want_validity, int want_id,
 
 	tap_ok(a.ic_id_validity == want_validity && a.recv_ic_id == recv &&
 	       a.rdma_read_ic_id == read && a.rdma_recv_ic_id == write &&
-	       a.comp_mask == 0,
+	       a.comp_mask == RXE2DV_MR_ATTR_MASK_PAGES,
 	       "%s: validity 0x%x (want 0x%x), ids %u/%u/%u (want %d/%d/%d)",
 	       what, a.ic_id_validity, want_validity, a.recv_ic_id,
 	       a.rdma_read_ic_id, a.rdma_recv_ic_id, recv, read, write);
@@ -181,8 +182,8 @@ static void test_rules(struct ibv_pd *pd)
 	struct ibv_mr *mr;
 	void *mem;
 
-	tap_ret(sizeof(struct rxe2dv_mr_attr), ATTR_V1,
-		"struct rxe2dv_mr_attr is %d bytes", ATTR_V1);
+	tap_ret(sizeof(struct rxe2dv_mr_attr), ATTR_V2,
+		"struct rxe2dv_mr_attr is %d bytes", ATTR_V2);
 
 	mem = numa_buf(-1, 0);
 	mr = ibv_reg_mr(pd, mem, NPAGES * page_size, IBV_ACCESS_LOCAL_WRITE |
@@ -231,6 +232,20 @@ static void test_rules(struct ibv_pd *pd)
 	tap_ok(!memcmp(buf, &ref, sizeof(ref)) &&
 	       dp_verify_byte(buf + sizeof(ref), sizeof(buf) - sizeof(ref), POISON) < 0,
 	       "... the fields, and nothing past inlen");
+
+	/* a caller built against the first structure: no page fields */
+	memset(buf, POISON, sizeof(buf));
+	memset(buf, 0, 8);
+	ret = rxe2dv_query_mr(mr, (void *)buf, ATTR_V1);
+	tap_ret(ret, 0, "inlen %d (the first structure): 0", ATTR_V1);
+	memcpy(&a, buf, ATTR_V1);
+	tap_ok(a.comp_mask == 0 && !memcmp(buf + 8, (char *)&ref + 8, 8) &&
+	       dp_verify_byte(buf + ATTR_V1, sizeof(buf) - ATTR_V1, POISON) < 0,
+	       "... comp_mask 0, the ids, nothing past inlen");
+	tap_ok(ref.comp_mask == RXE2DV_MR_ATTR_MASK_PAGES &&
+	       ref.page_size == 4096 && ref.num_pages == NPAGES,
+	       "full structure: PAGES valid, page_size %u, num_pages %u (%d)",
+	       ref.page_size, ref.num_pages, NPAGES);
 
 	/* a caller built against a later, longer structure */
 	memset(buf, 0xff, sizeof(buf));
@@ -356,9 +371,11 @@ static void test_raw(struct ibv_pd *pd)
 	at[1].len = sizeof(out);
 	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 2), 0,
 		"raw: 32-byte response buffer: 0");
-	tap_ok(!memcmp(out + 8, (char *)&ref + 8, 8) && dp_verify_byte(out, 8, 0) < 0 &&
-	       dp_verify_byte(out + 16, sizeof(out) - 16, 0) < 0,
-	       "... the library's answer, comp_mask 0, the tail zeroed");
+	tap_ok(!memcmp(out + 8, (char *)&ref + 8, 16) &&
+	       out[0] == RXE2_QUERY_MR_RESP_PAGES &&
+	       dp_verify_byte(out + 1, 7, 0) < 0 &&
+	       dp_verify_byte(out + 24, sizeof(out) - 24, 0) < 0,
+	       "... the library's answer, comp_mask PAGES, the tail zeroed");
 
 	tap_ret(raw_query(mr, RXE2_METHOD_MR_QUERY, at, 1), EINVAL,
 		"raw: no response attribute: EINVAL");

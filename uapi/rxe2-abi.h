@@ -386,12 +386,24 @@ enum rxe2_query_mr_validity {
  * when its bit is set in ic_id_validity (docs/architecture.md,
  * "Interconnects").
  */
+/* comp_mask of rxe2_query_mr_resp: which later fields the kernel wrote */
+enum rxe2_query_mr_resp_mask {
+	RXE2_QUERY_MR_RESP_PAGES = 1 << 0,	/* page_size, num_pages */
+};
+
 struct rxe2_query_mr_resp {
-	__aligned_u64 comp_mask;	/* out: no bits defined */
+	__aligned_u64 comp_mask;	/* out: enum rxe2_query_mr_resp_mask */
 	__u16 ic_id_validity;		/* enum rxe2_query_mr_validity */
 	__u16 recv_ic_id;
 	__u16 rdma_read_ic_id;
 	__u16 rdma_recv_ic_id;
+	/*
+	 * The translation: bytes per entry (4096, or 2 MiB where the
+	 * memory is huge pages) and entries (pinned and shared MRs: all of
+	 * them; explicit ODP MRs: of the range; 0 for the others).
+	 */
+	__u32 page_size;
+	__u32 num_pages;
 };
 
 /*

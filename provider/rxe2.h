@@ -414,6 +414,10 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 				  uint32_t *max_inl_recv);
 int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
+int rxe2_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
+int rxe2_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
 int rxe2_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int rxe2_destroy_qp(struct ibv_qp *ibqp);

@@ -234,6 +234,19 @@ int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
+/* multicast membership is the kernel's (rxe2_mcast.c): a command each */
+int rxe2_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(ibqp, gid, lid);
+}
+
+int rxe2_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(ibqp, gid, lid);
+}
+
 int rxe2_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr)
 {

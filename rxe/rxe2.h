@@ -47,6 +47,8 @@ struct rxe2_params {
 	unsigned int max_srq_sge;
 	unsigned int max_ah;
 	unsigned int max_inline_data;
+	unsigned int max_mcast_grp;
+	unsigned int max_mcast_qp_attach;
 };
 
 extern struct rxe2_params rxe2_params;
@@ -108,6 +110,10 @@ struct rxe2_dev {
 
 	/* NUMA node -> interconnect id; NULL: the identity (rxe2_ic.c) */
 	struct rxe2_ic_map __rcu *ic_map;
+
+	/* multicast groups and QP attachments, under rxe2_mcg_mutex */
+	unsigned int mcg_count;
+	unsigned int mcg_attached;
 
 	atomic64_t rx_dropped;		/* RoCEv2 packets refused, see rxe2_net.c */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */

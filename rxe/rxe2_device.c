@@ -75,8 +75,12 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
-	/* rdma link delete; ODP MRs (rxe2_odp.c) */
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * rdma link delete; ODP MRs (rxe2_odp.c); UD QPs that do not hear
+	 * their own multicast (rxe2_mcast.c)
+	 */
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING |
+			      IBK_BLOCK_MULTICAST_LOOPBACK;
 	/*
 	 * Every opcode reaches MR memory through the same page lookup, so
 	 * ODP works for all of them; implicit: reg_mr(0, SIZE_MAX).
@@ -111,6 +115,11 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->max_srq_sge = p->max_srq_sge;
 	a->max_fast_reg_page_list_len = RXE2_MAX_FAST_REG_PAGES;
 	a->max_pkeys = 1;
+	/* rxe2_mcast.c; IGMP/MLD membership follows the groups */
+	a->max_mcast_grp = p->max_mcast_grp;
+	a->max_mcast_qp_attach = p->max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = p->max_mcast_grp *
+				       p->max_mcast_qp_attach;
 	a->local_ca_ack_delay = RXE2_LOCAL_CA_ACK_DELAY;
 
 	rdev->max_inline_data = p->max_inline_data;
@@ -462,6 +471,8 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	/* no get_netdev: ib_device_set_netdev() lets ib_core answer it */
 	.get_port_immutable = rxe2_get_port_immutable,
 	.map_mr_sg = rxe2_map_mr_sg,
+	.attach_mcast = rxe2_attach_mcast,
+	.detach_mcast = rxe2_detach_mcast,
 	.query_device = rxe2_query_device,
 	.query_pkey = rxe2_query_pkey,
 	.query_port = rxe2_query_port,

@@ -152,6 +152,17 @@ u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
 /* rxe2_rx.c */
 unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 			  unsigned int net_off, bool ipv6);
+unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
+				const struct in6_addr *daddr,
+				struct sk_buff *skb, bool ipv6);
+bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb);
+
+/* rxe2_mcast.c (the verbs are in rxe2_verbs.h) */
+void rxe2_mcast_qp_gone(struct rxe2_qp *qp);
+struct rxe2_dev *rxe2_mcast_rdev(struct net_device *ndev,
+				 const struct in6_addr *daddr);
+void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
+		   struct sk_buff *skb, const struct rxe2_bth *bth, bool ipv6);
 void rxe2_rx_run(struct rxe2_qp *qp);
 struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 				    const struct in6_addr *daddr, u32 qpn,

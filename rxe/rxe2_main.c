@@ -30,6 +30,9 @@ struct rxe2_params rxe2_params = {
 	.max_srq_sge = 32,
 	.max_ah = 65536,
 	.max_inline_data = 256,
+	/* as rdma_rxe */
+	.max_mcast_grp = 8192,
+	.max_mcast_qp_attach = 56,
 };
 
 #define RXE2_LIMIT(name, cap, text)					\
@@ -39,6 +42,7 @@ struct rxe2_params rxe2_params = {
 #define RXE2_CAP_OBJ	8388608		/* 2^23 */
 #define RXE2_CAP_WR	1048576		/* 2^20 */
 #define RXE2_CAP_INLINE	4096
+#define RXE2_CAP_MCAST	65536
 
 RXE2_LIMIT(max_qp, RXE2_CAP_OBJ, "QPs per device");
 RXE2_LIMIT(max_qp_wr, RXE2_CAP_WR, "work requests per send or receive queue");
@@ -53,6 +57,8 @@ RXE2_LIMIT(max_srq_wr, RXE2_CAP_WR, "work requests per SRQ");
 RXE2_LIMIT(max_srq_sge, RXE2_CAP_SGE, "SGEs per SRQ work request");
 RXE2_LIMIT(max_ah, RXE2_CAP_OBJ, "AHs per device");
 RXE2_LIMIT(max_inline_data, RXE2_CAP_INLINE, "inline bytes per send work request");
+RXE2_LIMIT(max_mcast_grp, RXE2_CAP_MCAST, "multicast groups per device");
+RXE2_LIMIT(max_mcast_qp_attach, RXE2_CAP_MCAST, "QPs per multicast group");
 
 static bool rxe2_limit_ok(const char *name, unsigned int val, unsigned int cap)
 {
@@ -81,6 +87,9 @@ static bool rxe2_params_ok(void)
 	ok &= rxe2_limit_ok("max_ah", p->max_ah, RXE2_CAP_OBJ);
 	ok &= rxe2_limit_ok("max_inline_data", p->max_inline_data,
 			    RXE2_CAP_INLINE);
+	ok &= rxe2_limit_ok("max_mcast_grp", p->max_mcast_grp, RXE2_CAP_MCAST);
+	ok &= rxe2_limit_ok("max_mcast_qp_attach", p->max_mcast_qp_attach,
+			    RXE2_CAP_MCAST);
 	if (ok && !is_power_of_2(p->max_cqe)) {
 		pr_err("rdma_rxe2: max_cqe=%u is not a power of two\n",
 		       p->max_cqe);

@@ -210,6 +210,8 @@ static unsigned int rxe2_nf_ipv4(void *priv, struct sk_buff *skb,
 
 	/* IPv4 GIDs are IPv4-mapped IPv6 addresses */
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
+	if (ipv4_is_multicast(iph->daddr))
+		return rxe2_rx_hook_mcast(state->in, &daddr, skb, false);
 	return rxe2_rcv(state->net, &daddr, skb, false);
 }
 
@@ -223,6 +225,8 @@ static unsigned int rxe2_nf_ipv6(void *priv, struct sk_buff *skb,
 	    !rxe2_is_roce_udp(skb, skb_network_offset(skb) + sizeof(*ip6h)))
 		return NF_ACCEPT;
 
+	if (ipv6_addr_is_multicast(&ip6h->daddr))
+		return rxe2_rx_hook_mcast(state->in, &ip6h->daddr, skb, true);
 	return rxe2_rcv(state->net, &ip6h->daddr, skb, true);
 }
 

@@ -266,6 +266,7 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
 
+	rxe2_mcast_qp_gone(qp);
 	rxe2_table_remove(&to_rdev(ibqp->device)->qp_table, ibqp->qp_num);
 	/*
 	 * The receive hook finds QPs under RCU and ib_core frees this one as

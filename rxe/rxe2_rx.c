@@ -86,40 +86,93 @@ static void rxe2_rx_drop(struct rxe2_dev *rdev, struct sk_buff *skb)
 }
 
 /*
+ * The cheap checks of the hook: IP and UDP lengths, no IP options, a BTH
+ * and extra bytes after it in the linear part.  The BTH, or NULL.
+ */
+static const struct rxe2_bth *rxe2_rx_check(struct sk_buff *skb,
+					    unsigned int net_off, bool ipv6,
+					    unsigned int extra)
+{
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
+	const struct udphdr *uh;
+	unsigned int ulen;
+
+	if (net_off || !pskb_may_pull(skb, iplen + sizeof(*uh) + B + extra))
+		return NULL;
+	if (!ipv6 && ip_hdr(skb)->ihl != 5)
+		return NULL;	/* RoCEv2 carries no IP options */
+	uh = (const struct udphdr *)(skb->data + iplen);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) + B + extra + RXE2_ICRC_LEN ||
+	    ulen > skb->len - iplen)
+		return NULL;
+	return (const struct rxe2_bth *)(uh + 1);
+}
+
+/* hand a checked packet to its QP's work item; false: dropped (freed) */
+bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	if (skb_queue_len(&qp->dp.rx_queue) >= RXE2_RX_BACKLOG ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags)) {
+		kfree_skb(skb);
+		return false;
+	}
+	skb_dst_drop(skb);
+	rxe2_skb_cb(skb)->trusted = false;	/* IPCB is not needed any more */
+	skb_queue_tail(&qp->dp.rx_queue, skb);
+	rxe2_qp_kick(qp);
+	return true;
+}
+
+/*
  * rxe2_rx_hook() - softirq, under RCU.  skb->data is the IP header.
  * Returns NF_STOLEN: the packet is queued on its QP or dropped.
  */
 unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 			  unsigned int net_off, bool ipv6)
 {
-	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
-				    sizeof(struct iphdr);
 	const struct rxe2_bth *bth;
-	const struct udphdr *uh;
 	struct rxe2_qp *qp;
-	unsigned int ulen;
 
 	/* a port that is down receives nothing, like a NIC's */
 	if (!READ_ONCE(rdev->port_active))
 		goto drop;
-	if (net_off || !pskb_may_pull(skb, iplen + sizeof(*uh) + B))
+	bth = rxe2_rx_check(skb, net_off, ipv6, 0);
+	if (!bth)
 		goto drop;
-	if (!ipv6 && ip_hdr(skb)->ihl != 5)
-		goto drop;	/* RoCEv2 carries no IP options */
-	uh = (const struct udphdr *)(skb->data + iplen);
-	ulen = ntohs(uh->len);
-	if (ulen < sizeof(*uh) + B + RXE2_ICRC_LEN ||
-	    ulen > skb->len - iplen)
-		goto drop;
-	bth = (const struct rxe2_bth *)(uh + 1);
 	qp = xa_load(&rdev->qp_table.xa, ntohl(bth->qpn) & RXE2_QPN_MASK);
-	if (!qp || skb_queue_len(&qp->dp.rx_queue) >= RXE2_RX_BACKLOG ||
-	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+	if (!qp)
 		goto drop;
-	skb_dst_drop(skb);
-	rxe2_skb_cb(skb)->trusted = false;	/* IPCB is not needed any more */
-	skb_queue_tail(&qp->dp.rx_queue, skb);
-	rxe2_qp_kick(qp);
+	if (!rxe2_rx_queue(qp, skb))
+		atomic64_inc(&rdev->rx_dropped);
+	return NF_STOLEN;
+drop:
+	rxe2_rx_drop(rdev, skb);
+	return NF_STOLEN;
+}
+
+/*
+ * A RoCEv2 packet to a multicast address, arrived on ndev: the groups'
+ * business (rxe2_mcast.c) when a device of ndev has a group for it, else
+ * the stack's.  Under RCU (netfilter hook).
+ */
+unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
+				const struct in6_addr *daddr,
+				struct sk_buff *skb, bool ipv6)
+{
+	struct rxe2_dev *rdev = rxe2_mcast_rdev(ndev, daddr);
+	const struct rxe2_bth *bth;
+
+	if (!rdev)
+		return NF_ACCEPT;
+	if (!READ_ONCE(rdev->port_active))
+		goto drop;
+	/* a multicast packet is a UD SEND: it has a DETH */
+	bth = rxe2_rx_check(skb, skb_network_offset(skb), ipv6, DETH);
+	if (!bth)
+		goto drop;
+	rxe2_mcast_rx(rdev, daddr, skb, bth, ipv6);
 	return NF_STOLEN;
 drop:
 	rxe2_rx_drop(rdev, skb);

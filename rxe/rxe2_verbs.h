@@ -644,6 +644,7 @@ struct rxe2_qp {
 	bool is_user;
 	/* IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: skip our own multicast */
 	bool block_mcast_lb;
+	unsigned int mcast_count;	/* groups attached, rxe2_mcg_mutex */
 	/*
 	 * Unique for the module's life, unlike the QP number, which comes
 	 * back after a wrap: a type 2 window names its QP by it.
@@ -713,6 +714,8 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int rxe2_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int rxe2_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int rxe2_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

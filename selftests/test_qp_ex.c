@@ -76,7 +76,9 @@ static void random_attr(enum ibv_qp_type t, struct ibv_qp_init_attr_ex *a)
 	}
 	if (rnd(0, 1)) {
 		a->comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
-		a->create_flags = 0;	/* the only one every type takes */
+		/* UD: not hearing its own multicast; the others none */
+		a->create_flags = t == IBV_QPT_UD && rnd(0, 1) ?
+				  IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
 	}
 	if (rnd(0, 1)) {
 		a->comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;

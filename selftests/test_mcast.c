@@ -13,6 +13,7 @@
  *     ib_core's rule);
  *   - a UD SEND to the group reaches every attached QP once, byte for
  *     byte, from the sender's QP number, and not a detached one;
+ *   - an IPv6 group the same way (MLD membership);
  *   - a QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB does not get
  *     its own sends back, another attached QP does; one without the flag
  *     hears itself.
@@ -283,6 +284,65 @@ static void test_delivery(void)
 	}
 }
 
+/* a global IPv6 RoCEv2 GID of the port (not IPv4-mapped, not fe80::) */
+static int find_ipv6_gid(void)
+{
+	int i;
+
+	for (i = 0; i < dev.port.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(dev.ctx, PORT, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+		    (e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80) ||
+		    (!e.gid.global.subnet_prefix && e.gid.raw[10] == 0xff))
+			continue;
+		return i;
+	}
+	return -1;
+}
+
+/* an IPv6 group: ff0e::4:6, sent from the IPv6 GID, to two members */
+static void test_ipv6(void)
+{
+	union ibv_gid g = { .raw = { 0xff, 0x0e, [13] = 4, [15] = 6 } };
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.port_num = PORT,
+		.grh = { .dgid = g, .hop_limit = 1 },
+	};
+	struct ibv_qp *q[3];
+	struct ibv_ah *ah;
+	int i, gi = find_ipv6_gid();
+
+	if (gi < 0) {
+		tap_skip("IPv6 group: no global IPv6 GID");
+		tap_skip("IPv6 group: no global IPv6 GID");
+		return;
+	}
+	aa.grh.sgid_index = gi;
+	for (i = 0; i < 3; i++)
+		if (!(q[i] = ud_qp(false)))
+			tap_bail("UD QP %d: %s", i, strerror(errno));
+	ah = ibv_create_ah(dev.pd, &aa);
+	if (!ah)
+		tap_bail("AH to ff0e::4:6: %s", strerror(errno));
+	for (i = 0; i < 2; i++)
+		if (ibv_attach_mcast(q[i], &g, 0))
+			tap_bail("attach %d to ff0e::4:6: %s", i,
+				 strerror(errno));
+	tap_ok(!dp_sh("ip maddr show dev %s | grep -qw ff0e::4:6", ndev),
+	       "%s joined ff0e::4:6 (MLD)", ndev);
+	post_recvs(q, 3);
+	deliver(q, 3, 2, 0x3, ah, "IPv6 group: SEND from an outside QP");
+	dp_poll_none(cq, (struct ibv_wc[16]){}, 100);
+	ibv_destroy_ah(ah);
+	for (i = 0; i < 3; i++) {
+		ibv_detach_mcast(q[i], &g, 0);
+		ibv_destroy_qp(q[i]);
+	}
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
@@ -297,6 +357,7 @@ int main(void)
 	test_errors();
 	test_exact_limits();
 	test_delivery();
+	test_ipv6();
 
 	ibv_destroy_cq(cq);
 	ibv_dereg_mr(mr);

@@ -444,7 +444,12 @@ static void recv_unusable(enum unusable_recv kind, uint32_t len,
 		 rnr_first ? ", after an RNR NAK" : "");
 	dp_conn_default(&c);
 	c.rnr_retry = 7;
-	c.min_rnr_timer = 1;
+	/*
+	 * After an RNR NAK the retry must come after the receive is posted
+	 * and its MR re-registered: 491 ms (IBTA timer code 31) leaves time
+	 * for both even under emulation.
+	 */
+	c.min_rnr_timer = rnr_first ? 31 : 1;
 	if (!pd2 || !pair(what, &c, &a, &b))
 		goto out;
 	memset(x, 0x44, 8192);

@@ -670,6 +670,22 @@ static void test_create(void)
 	if (qp)
 		ibv_destroy_qp(qp);
 
+	/* a CQ above 65536 entries has 64-byte CQEs: no room for data */
+	a.recv_cq = ibv_create_cq(dev.ctx, 65537, NULL, NULL, 0);
+	if (a.recv_cq) {
+		dv.max_inl_recv = 16;
+		qp = rxe2dv_create_qp(dev.ctx, &a, &dv, sizeof(dv));
+		tap_null_errno(qp, EINVAL,
+			       "receive CQ of 65537 entries: EINVAL");
+		if (qp)
+			ibv_destroy_qp(qp);
+		ibv_destroy_cq(a.recv_cq);
+	} else {
+		tap_skip("a CQ of 65537 entries: max_cqe %d",
+			 dev.attr.max_cqe);
+	}
+	a.recv_cq = cq;
+
 	/* without the mask bit the field is neither read nor written */
 	dv = (struct rxe2dv_qp_init_attr){ .max_inl_recv = 1000 };
 	qp = rxe2dv_create_qp(dev.ctx, &a, &dv, sizeof(dv));

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -314,7 +315,17 @@ static void test_ipv6(void)
 	struct ibv_qp *q[3];
 	struct ibv_ah *ah;
 	int i, gi = find_ipv6_gid();
+	bool added = false;
 
+	/* a netdev taken down by an earlier test lost its IPv6 address */
+	if (gi < 0 && !dp_sh("ip -6 addr add fd00:7278:4:99::1/64 dev %s nodad",
+			     ndev)) {
+		added = true;
+		for (i = 0; i < 50 && gi < 0; i++) {
+			usleep(100000);
+			gi = find_ipv6_gid();
+		}
+	}
 	if (gi < 0) {
 		tap_skip("IPv6 group: no global IPv6 GID");
 		tap_skip("IPv6 group: no global IPv6 GID");
@@ -341,6 +352,8 @@ static void test_ipv6(void)
 		ibv_detach_mcast(q[i], &g, 0);
 		ibv_destroy_qp(q[i]);
 	}
+	if (added)
+		dp_sh("ip -6 addr del fd00:7278:4:99::1/64 dev %s", ndev);
 }
 
 int main(void)

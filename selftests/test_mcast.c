@@ -126,8 +126,9 @@ static void test_errors(void)
 		      "detach again: EINVAL");
 	tap_ret_errno(ibv_attach_mcast(qp, &g, 0), 0, "attach, then destroy");
 	/* ib_core keeps a process's QP while it is attached */
-	tap_ret_errno(ibv_destroy_qp(qp), EBUSY,
-		      "destroy while attached: EBUSY");
+	if (!tap_ret_errno(ibv_destroy_qp(qp), EBUSY,
+			   "destroy while attached: EBUSY"))
+		return;		/* gone (or not): touch it no more */
 	tap_ok(igmp_member(1), "%s still in 239.1.2.1", ndev);
 	ibv_detach_mcast(qp, &g, 0);
 	tap_ret_errno(ibv_destroy_qp(qp), 0, "detached: destroyed");

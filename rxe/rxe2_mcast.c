@@ -11,7 +11,7 @@
  * created with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK.
  *
  * Locking: rxe2_mcg_mutex serialises attach, detach and QP teardown and
- * protects the counts; the hash and each group's member array are read
+ * protects the counts (RTNL nests inside it, for the IP membership); the hash and each group's member array are read
  * under RCU by the receive hook.  A member array is replaced, never
  * changed in place.  Members are QP numbers: the receive hook looks the
  * QP up as for unicast, and a QP leaves every group before its number
@@ -78,17 +78,20 @@ static int rxe2_mcg_ip_member(struct rxe2_dev *rdev,
 	struct in_device *in_dev;
 	int ret = 0;
 
-	if (!ipv6_addr_v4mapped(gid))
-		return join ? ipv6_dev_mc_inc(ndev, gid) :
-			      ipv6_dev_mc_dec(ndev, gid);
+	/* both address families' membership lists want RTNL */
 	rtnl_lock();
-	in_dev = __in_dev_get_rtnl(ndev);
-	if (!in_dev)
-		ret = -ENODEV;
-	else if (join)
-		ip_mc_inc_group(in_dev, gid->s6_addr32[3]);
-	else
-		ip_mc_dec_group(in_dev, gid->s6_addr32[3]);
+	if (!ipv6_addr_v4mapped(gid)) {
+		ret = join ? ipv6_dev_mc_inc(ndev, gid) :
+			     ipv6_dev_mc_dec(ndev, gid);
+	} else {
+		in_dev = __in_dev_get_rtnl(ndev);
+		if (!in_dev)
+			ret = -ENODEV;
+		else if (join)
+			ip_mc_inc_group(in_dev, gid->s6_addr32[3]);
+		else
+			ip_mc_dec_group(in_dev, gid->s6_addr32[3]);
+	}
 	rtnl_unlock();
 	return ret;
 }

@@ -231,7 +231,11 @@ static void check_pieces(enum kind k, int i, const uint8_t *to,
 	for (j = 0; j < n - 1; j++) {
 		const uint8_t *p = to ? to + o + off : sbuf + o + off;
 
-		if (dp_verify(p, len[j], piece_stamp(k, i, 0, j)) != -1) {
+		long bad = dp_verify(p, len[j], piece_stamp(k, i, 0, j));
+
+		if (bad != -1) {
+			tap_diag("  message %d: piece %d (%u bytes) differs at %ld",
+				 i, j, len[j], bad);
 			t->torn++;
 			return;
 		}
@@ -255,8 +259,15 @@ static void check_pieces(enum kind k, int i, const uint8_t *to,
 			   piece_stamp(k, i, 0, j)) == -1 &&
 		 dp_verify_byte(view[0] + o + off, len[j], 0) == -1)
 		t->in[1]++;
-	else
+	else {
+		tap_diag("  message %d: flipped piece (%u bytes): set 0 differs at %ld, zero from %ld; set 1 differs at %ld, zero from %ld",
+			 i, len[j],
+			 dp_verify(view[0] + o + off, len[j], piece_stamp(k, i, 0, j)),
+			 dp_verify_byte(view[0] + o + off, len[j], 0),
+			 dp_verify(view[1] + o + off, len[j], piece_stamp(k, i, 0, j)),
+			 dp_verify_byte(view[1] + o + off, len[j], 0));
 		t->torn++;
+	}
 }
 
 /* message i landed in the MR: whole in exactly one page set */

@@ -216,6 +216,24 @@ static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 	return 0;
 }
 
+/*
+ * Whether the receive WQE's SGEs hold len bytes.  A WQE with a bad SGE
+ * count "fits": placing into it fails as the process's own fault.
+ */
+static bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
+{
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
+	u64 room = 0;
+	u32 i;
+
+	if (w->num_sge == U32_MAX)
+		return true;
+	for (i = 0; i < w->num_sge && room < len; i++)
+		room += sge[i].length;
+	return room >= len;
+}
+
 /* place len bytes at the current offset of the receive WQE */
 static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 {
@@ -739,6 +757,15 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	if (ret) {
 		if (ret == -EPROTO)
 			rxe2_qp_error(qp);
+		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		return;
+	}
+	/*
+	 * A datagram too long for the buffer is the sender's doing: drop
+	 * and count it, and keep the receive WQE for the next one.  A peer
+	 * must not be able to break a UD QP (QP1: RDMA CM) that way.
+	 */
+	if (!rxe2_resp_rwqe_fits(qp, sizeof(grh) + pkt->paylen)) {
 		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
 		return;
 	}

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -152,6 +153,102 @@ static void qkey_mismatch(void)
 	tap_ok(dp_verify(rbuf + GRH, 64, 2) < 0, "Q_Key match: data byte-exact");
 }
 
+/*
+ * A datagram longer than the receive buffer is the sender's doing: on
+ * rxe2 it is dropped and counted (rx_dropped), the receiver stays in RTS
+ * with its receive for the next datagram, which lands there whole.
+ */
+static void too_long(void)
+{
+	long drops = dp_hw_counter(dev.name, "rx_dropped");
+	struct dp_wc_want w;
+	struct ibv_wc wc;
+	int r;
+
+	if (!dev.rxe2) {
+		tap_skip("too long: rxe2's rule (rdma_rxe completes LOC_LEN_ERR)");
+		return;
+	}
+	memset(rbuf, 0xa5, BUFLEN);
+	r = dp_post_recv1(rcv.qp, 0xa00, rbuf, GRH + 64, rmr->lkey);
+	if (!r) {
+		dp_fill(sbuf, 200, 3);
+		r = ud_send(&snd, 0xa01, IBV_WR_SEND, 200, QKEY, 0, false);
+	}
+	if (!tap_ret_errno(r, 0, "(rxe2) 200 B into a 64 B receive: post"))
+		return;
+	w = dp_want(0xa01, IBV_WC_SEND);
+	dp_expect(snd.scq, &w, "(rxe2) too long: sender completes (UD)");
+	tap_ok(dp_poll_none(rcv.rcq, &wc, 200) == 0 &&
+	       dp_verify_byte(rbuf, GRH + 64, 0xa5) < 0,
+	       "(rxe2) too long: dropped, no receive completion, buffer untouched");
+	tap_ret(qp_state(rcv.qp), IBV_QPS_RTS, "(rxe2) too long: receiver still RTS");
+	tap_ret(dp_hw_counter(dev.name, "rx_dropped") - drops, 1,
+		"(rxe2) too long: counted in rx_dropped");
+	dp_fill(sbuf, 64, 4);
+	r = ud_send(&snd, 0xa02, IBV_WR_SEND, 64, QKEY, 0, false);
+	tap_ret_errno(r, 0, "(rxe2) too long, then 64 B: post");
+	w = dp_want(0xa02, IBV_WC_SEND);
+	dp_expect(snd.scq, &w, "(rxe2) then 64 B: sender completion");
+	w = dp_want(0xa00, IBV_WC_RECV);
+	w.byte_len = GRH + 64;
+	dp_expect(rcv.rcq, &w, "(rxe2) then 64 B: into the receive kept");
+	tap_ok(dp_verify(rbuf + GRH, 64, 4) < 0,
+	       "(rxe2) then 64 B: data byte-exact");
+}
+
+/*
+ * The same to QP1, whose buffers (ib_mad's) hold 256 bytes: a 1000-byte
+ * datagram with the GSI Q_Key must not break it (issue 14: one frame
+ * from the wire disabled RDMA CM).  ib_core logs a fatal event on QP1
+ * as "Fatal error (1) on MAD QP (1)".
+ */
+static void create(struct dp_qp *q, const struct dp_conn *c);
+
+static void too_long_to_qp1(void)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct dp_conn c;
+	struct dp_qp gsi_sender;
+	int r, before;
+
+	if (!dev.rxe2) {
+		tap_skip("too long to QP1: rxe2 only");
+		return;
+	}
+	/*
+	 * The GSI Q_Key has its high bit set: a WR cannot name it, the
+	 * sending QP's own Q_Key is used (root may set that one).
+	 */
+	dp_conn_default(&c);
+	c.qkey = 0x80010000;
+	create(&gsi_sender, &c);
+	memset(&wr, 0, sizeof(wr));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = 1000,
+				.lkey = smr->lkey };
+	wr.wr_id = 0xb01;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 1;
+	wr.wr.ud.remote_qkey = 0x80010000;
+	memset(sbuf, 0x01, 1000);	/* base version 1, class 1: a MAD */
+	/* the kernel log is make check's too: count, never clear it */
+	before = dp_sh("exit $(dmesg | grep -c 'Fatal error.*MAD QP')");
+	r = ibv_post_send(gsi_sender.qp, &wr, &bad);
+	tap_ok(!r && dp_poll(gsi_sender.scq, &wc, 1, DP_WAIT_MS) == 1 &&
+	       wc.status == IBV_WC_SUCCESS,
+	       "(rxe2) 1000 B datagram to QP1 sent");
+	usleep(200000);
+	tap_ret(dp_sh("exit $(dmesg | grep -c 'Fatal error.*MAD QP')"), before,
+		"(rxe2) QP1 survived it (no fatal event on the MAD QP)");
+	dp_qp_free(&gsi_sender);
+}
+
 static void create(struct dp_qp *q, const struct dp_conn *c)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_recv_wr = 32,
@@ -207,6 +304,8 @@ int main(void)
 			 qi.cap.max_inline_data);
 	}
 	qkey_mismatch();
+	too_long();
+	too_long_to_qp1();
 
 	ibv_destroy_ah(ah);
 	dp_qp_free(&snd);

@@ -8,9 +8,9 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check bench demo deps install clean help lint
+.PHONY: all module provider selftests check bench fuzz demo deps install clean help lint
 
-all: module provider selftests
+all: module provider selftests tools/rxe2fuzz
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
@@ -35,6 +35,18 @@ check: all
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+
+# The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
+# live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
+FUZZ_FRAMES ?= 1000000
+FUZZ_PPS ?= 2500
+fuzz: all
+	RXE2_TESTS=test_fuzz.sh RXE2_FUZZ_FRAMES=$(FUZZ_FRAMES) \
+	RXE2_FUZZ_PPS=$(FUZZ_PPS) \
+	RXE2_TEST_TIMEOUT=5400 tools/vm --timeout 6000 -- $(CURDIR)/selftests/run
+
+tools/rxe2fuzz: tools/rxe2fuzz.c
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
 
 tools/memcpy_bw: tools/memcpy_bw.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
@@ -73,13 +85,14 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build tools/memcpy_bw tools/inline_bench
+	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/rxe2fuzz
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests (one VM boot, a second with two NUMA nodes)"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
+	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages)"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

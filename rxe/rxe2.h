@@ -53,7 +53,23 @@ struct rxe2_params {
 
 extern struct rxe2_params rxe2_params;
 
-/* data path event counters, reported after rx_dropped (rxe2_device.c) */
+/*
+ * Why a RoCEv2 packet was dropped.  Each drop is counted under exactly one
+ * reason; the port counter rx_dropped is their sum (rxe2_device.c).
+ */
+enum rxe2_drop_reason {
+	RXE2_DROP_NO_QP,	/* no such QP or group, or the port is down */
+	RXE2_DROP_MALFORMED,	/* lengths, headers, opcode for the QP type */
+	RXE2_DROP_ICRC,		/* invariant CRC mismatch */
+	RXE2_DROP_BACKLOG,	/* the QP's receive queue full, or QP dying */
+	RXE2_DROP_QP_STATE,	/* the QP's state takes no such packet */
+	RXE2_DROP_BAD_QKEY,	/* UD: a Q_Key not the QP's */
+	RXE2_DROP_NO_RECV,	/* no usable receive WQE (UD; RC after RNR) */
+	RXE2_DROP_TOO_LONG,	/* UD: longer than the receive buffers */
+	RXE2_DROP_NUM
+};
+
+/* data path event counters, reported after the drops (rxe2_device.c) */
 enum rxe2_dp_counter {
 	RXE2_DPC_ACK_TIMEOUTS,		/* retry timer expired, resent */
 	RXE2_DPC_RETRANSMITS,		/* go-back-N rewinds, any cause */
@@ -115,13 +131,19 @@ struct rxe2_dev {
 	unsigned int mcg_count;
 	unsigned int mcg_attached;
 
-	atomic64_t rx_dropped;		/* RoCEv2 packets refused, see rxe2_net.c */
+	atomic64_t rx_drops[RXE2_DROP_NUM];	/* RoCEv2 packets refused */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 };
 
 static inline void rxe2_dp_count(struct rxe2_dev *rdev, enum rxe2_dp_counter c)
 {
 	atomic64_inc(&rdev->dp_cnt[c]);
+}
+
+static inline void rxe2_rx_dropped(struct rxe2_dev *rdev,
+				   enum rxe2_drop_reason why)
+{
+	atomic64_inc(&rdev->rx_drops[why]);
 }
 
 static inline struct rxe2_dev *to_rdev(struct ib_device *ibdev)

@@ -221,17 +221,27 @@ void rxe2_port_refresh(struct rxe2_dev *rdev)
 }
 
 /*
- * Port counters (rdma statistic, ports/1/hw_counters): rx_dropped, then
- * the data path's enum rxe2_dp_counter in order.
+ * Port counters (rdma statistic, ports/1/hw_counters): rx_dropped, the
+ * drops by enum rxe2_drop_reason (rx_dropped is their sum), then the data
+ * path's enum rxe2_dp_counter in order.
  */
 enum rxe2_counter {
 	RXE2_CNT_RX_DROPPED,
-	RXE2_CNT_DP,
+	RXE2_CNT_DROP,
+	RXE2_CNT_DP = RXE2_CNT_DROP + RXE2_DROP_NUM,
 	RXE2_NUM_COUNTERS = RXE2_CNT_DP + RXE2_DPC_NUM
 };
 
 static const struct rdma_stat_desc rxe2_counter_descs[] = {
 	[RXE2_CNT_RX_DROPPED].name = "rx_dropped",
+	[RXE2_CNT_DROP + RXE2_DROP_NO_QP].name = "rx_no_qp",
+	[RXE2_CNT_DROP + RXE2_DROP_MALFORMED].name = "rx_malformed",
+	[RXE2_CNT_DROP + RXE2_DROP_ICRC].name = "rx_icrc_errors",
+	[RXE2_CNT_DROP + RXE2_DROP_BACKLOG].name = "rx_backlog_drops",
+	[RXE2_CNT_DROP + RXE2_DROP_QP_STATE].name = "rx_qp_state_drops",
+	[RXE2_CNT_DROP + RXE2_DROP_BAD_QKEY].name = "rx_bad_qkey",
+	[RXE2_CNT_DROP + RXE2_DROP_NO_RECV].name = "rx_no_recv_wqe",
+	[RXE2_CNT_DROP + RXE2_DROP_TOO_LONG].name = "rx_too_long",
 	[RXE2_CNT_DP + RXE2_DPC_ACK_TIMEOUTS].name = "ack_timeouts",
 	[RXE2_CNT_DP + RXE2_DPC_RETRANSMITS].name = "retransmits",
 	[RXE2_CNT_DP + RXE2_DPC_SEQ_NAKS_SENT].name = "seq_naks_sent",
@@ -270,9 +280,15 @@ static int rxe2_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct rxe2_dev *rdev = to_rdev(ibdev);
+	u64 drops = 0;
 	int i;
 
-	stats->value[RXE2_CNT_RX_DROPPED] = atomic64_read(&rdev->rx_dropped);
+	for (i = 0; i < RXE2_DROP_NUM; i++) {
+		stats->value[RXE2_CNT_DROP + i] =
+			atomic64_read(&rdev->rx_drops[i]);
+		drops += stats->value[RXE2_CNT_DROP + i];
+	}
+	stats->value[RXE2_CNT_RX_DROPPED] = drops;
 	for (i = 0; i < RXE2_DPC_NUM; i++)
 		stats->value[RXE2_CNT_DP + i] = atomic64_read(&rdev->dp_cnt[i]);
 	return RXE2_NUM_COUNTERS;

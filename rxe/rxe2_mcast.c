@@ -325,7 +325,8 @@ void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
 
 	/* IBTA 10.5.2.2: multicast goes to QP 0xFFFFFF */
 	if (!g || (ntohl(bth->qpn) & RXE2_QPN_MASK) != RXE2_QPN_MASK) {
-		atomic64_inc(&rdev->rx_dropped);
+		rxe2_rx_dropped(rdev, g ? RXE2_DROP_MALFORMED :
+				      RXE2_DROP_NO_QP);
 		kfree_skb(skb);
 		return;
 	}
@@ -338,7 +339,7 @@ void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
 			continue;
 		copy = skb_clone(skb, GFP_ATOMIC);
 		if (!copy || !rxe2_rx_queue(qp, copy))
-			atomic64_inc(&rdev->rx_dropped);
+			rxe2_rx_dropped(rdev, RXE2_DROP_BACKLOG);
 	}
 	consume_skb(skb);
 }

@@ -32,7 +32,7 @@
  * a device found under RCU stays valid until the hook returns.
  *
  * A packet taken this way goes to rxe2_rx_hook() (rxe2_rx.c), which
- * queues it on its QP or drops and counts it in rx_dropped.
+ * queues it on its QP or drops it and counts why (rx_dropped, rx_no_qp...).
  */
 #include <linux/hash.h>
 #include <linux/netfilter.h>

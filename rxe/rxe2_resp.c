@@ -288,7 +288,7 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
 	}
-	atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+	rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
 }
 
 /*
@@ -750,14 +750,14 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	int ret;
 
 	if (ntohl(d->qkey) != qkey) {
-		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_BAD_QKEY);
 		return;
 	}
 	ret = rxe2_resp_get_rwqe(qp);
 	if (ret) {
 		if (ret == -EPROTO)
 			rxe2_qp_error(qp);
-		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
 		return;
 	}
 	/*
@@ -766,7 +766,7 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	 * must not be able to break a UD QP (QP1: RDMA CM) that way.
 	 */
 	if (!rxe2_resp_rwqe_fits(qp, sizeof(grh) + pkt->paylen)) {
-		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_TOO_LONG);
 		return;
 	}
 	rxe2_resp_choose_inline(qp, sizeof(grh) + pkt->paylen);

@@ -7,8 +7,8 @@
  * cheap checks (IP and UDP lengths, a BTH, a QP that exists) and is
  * queued on its QP, whose work item does the rest in process context:
  * full validation, the ICRC, then the responder (requests) or the
- * completer (responses).  Anything malformed is dropped and counted in
- * rx_dropped.
+ * completer (responses).  Anything malformed is dropped and counted
+ * under its reason (enum rxe2_drop_reason; rx_dropped is the sum).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -79,9 +79,10 @@ const struct rxe2_opinfo rxe2_opinfo[256] = {
 			B + DETH + IMM),
 };
 
-static void rxe2_rx_drop(struct rxe2_dev *rdev, struct sk_buff *skb)
+static void rxe2_rx_drop(struct rxe2_dev *rdev, struct sk_buff *skb,
+			 enum rxe2_drop_reason why)
 {
-	atomic64_inc(&rdev->rx_dropped);
+	rxe2_rx_dropped(rdev, why);
 	kfree_skb(skb);
 }
 
@@ -136,19 +137,20 @@ unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 	struct rxe2_qp *qp;
 
 	/* a port that is down receives nothing, like a NIC's */
-	if (!READ_ONCE(rdev->port_active))
-		goto drop;
+	if (!READ_ONCE(rdev->port_active)) {
+		rxe2_rx_drop(rdev, skb, RXE2_DROP_NO_QP);
+		return NF_STOLEN;
+	}
 	bth = rxe2_rx_check(skb, net_off, ipv6, 0);
-	if (!bth)
-		goto drop;
+	if (!bth) {
+		rxe2_rx_drop(rdev, skb, RXE2_DROP_MALFORMED);
+		return NF_STOLEN;
+	}
 	qp = xa_load(&rdev->qp_table.xa, ntohl(bth->qpn) & RXE2_QPN_MASK);
 	if (!qp)
-		goto drop;
-	if (!rxe2_rx_queue(qp, skb))
-		atomic64_inc(&rdev->rx_dropped);
-	return NF_STOLEN;
-drop:
-	rxe2_rx_drop(rdev, skb);
+		rxe2_rx_drop(rdev, skb, RXE2_DROP_NO_QP);
+	else if (!rxe2_rx_queue(qp, skb))
+		rxe2_rx_dropped(rdev, RXE2_DROP_BACKLOG);
 	return NF_STOLEN;
 }
 
@@ -166,16 +168,16 @@ unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
 
 	if (!rdev)
 		return NF_ACCEPT;
-	if (!READ_ONCE(rdev->port_active))
-		goto drop;
+	if (!READ_ONCE(rdev->port_active)) {
+		rxe2_rx_drop(rdev, skb, RXE2_DROP_NO_QP);
+		return NF_STOLEN;
+	}
 	/* a multicast packet is a UD SEND: it has a DETH */
 	bth = rxe2_rx_check(skb, skb_network_offset(skb), ipv6, DETH);
-	if (!bth)
-		goto drop;
-	rxe2_mcast_rx(rdev, daddr, skb, bth, ipv6);
-	return NF_STOLEN;
-drop:
-	rxe2_rx_drop(rdev, skb);
+	if (bth)
+		rxe2_mcast_rx(rdev, daddr, skb, bth, ipv6);
+	else
+		rxe2_rx_drop(rdev, skb, RXE2_DROP_MALFORMED);
 	return NF_STOLEN;
 }
 
@@ -183,7 +185,7 @@ drop:
  * rxe2_rx_loop_target() - is daddr a GID of an rxe2 device in net?  Then
  * *local is set and the result is the QP qpn of that device, with a
  * reference (rxe2_qp_get()), or NULL when the device would drop the
- * packet (port down, no such QP; counted in its rx_dropped).
+ * packet (port down, no such QP; counted in its rx_no_qp).
  */
 struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 				    const struct in6_addr *daddr, u32 qpn,
@@ -202,7 +204,7 @@ struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 	if (qp && !rxe2_qp_get(qp))
 		qp = NULL;
 	if (!qp)
-		atomic64_inc(&rdev->rx_dropped);
+		rxe2_rx_dropped(rdev, RXE2_DROP_NO_QP);
 out:
 	rcu_read_unlock();
 	return qp;
@@ -226,9 +228,10 @@ static bool rxe2_op_fits_qp(struct rxe2_qp *qp, u8 opcode)
 	}
 }
 
-/* full validation in process context; false: drop */
-static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
-			  struct rxe2_pkt *pkt)
+/* full validation in process context; RXE2_DROP_NUM: good, else why not */
+static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
+					   struct sk_buff *skb,
+					   struct rxe2_pkt *pkt)
 {
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
@@ -240,29 +243,29 @@ static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
 	u32 apsn;
 
 	if (skb_linearize(skb))
-		return false;
+		return RXE2_DROP_MALFORMED;	/* no memory: no better name */
 	skb_reset_network_header(skb);
 	ulen = ntohs(((struct udphdr *)(skb->data + iplen))->len);
 	if (pskb_trim(skb, iplen + ulen))
-		return false;
+		return RXE2_DROP_MALFORMED;
 	tlen = ulen - sizeof(struct udphdr);
 	bth = (struct rxe2_bth *)(skb->data + iplen + sizeof(struct udphdr));
 	oi = &rxe2_opinfo[bth->opcode];
 	if (!(oi->flags & RXE2_OPF_VALID) || !rxe2_op_fits_qp(qp, bth->opcode))
-		return false;
+		return RXE2_DROP_MALFORMED;
 	if ((bth->flags & RXE2_BTH_TVER_MASK) ||
 	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff)
-		return false;
+		return RXE2_DROP_MALFORMED;
 	pad = (bth->flags & RXE2_BTH_PAD_MASK) >> RXE2_BTH_PAD_SHIFT;
 	if (tlen < oi->hdr_len + pad + RXE2_ICRC_LEN)
-		return false;
+		return RXE2_DROP_MALFORMED;
 	if (!rxe2_skb_cb(skb)->trusted) {
 		memcpy(&icrc, skb->data + iplen + ulen - RXE2_ICRC_LEN,
 		       sizeof(icrc));
 		if (le32_to_cpu(icrc) !=
 		    rxe2_icrc(skb, ipv6, iplen + sizeof(struct udphdr),
 			      tlen - RXE2_ICRC_LEN))
-			return false;
+			return RXE2_DROP_ICRC;
 	}
 
 	pkt->skb = skb;
@@ -278,8 +281,8 @@ static bool rxe2_rx_parse(struct rxe2_qp *qp, struct sk_buff *skb,
 	pkt->payload = pkt->hdr + oi->hdr_len;
 	pkt->paylen = tlen - oi->hdr_len - pad - RXE2_ICRC_LEN;
 	if (!(oi->flags & RXE2_OPF_PAYLOAD) && pkt->paylen)
-		return false;
-	return true;
+		return RXE2_DROP_MALFORMED;
+	return RXE2_DROP_NUM;
 }
 
 /*
@@ -332,7 +335,7 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		rxe2_comp_rx(qp, &pkt);
 	else
-		atomic64_inc(&rxe2_qp_rdev(qp)->rx_dropped);
+		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_QP_STATE);
 }
 
 enum rxe2_rx_what {
@@ -391,13 +394,13 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
 			rxe2_resp_rx(qp, pkt);
 		else
-			atomic64_inc(&rdev->rx_dropped);
+			rxe2_rx_dropped(rdev, RXE2_DROP_QP_STATE);
 	} else {
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
 		    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 			rxe2_comp_rx(qp, pkt);
 		else
-			atomic64_inc(&rdev->rx_dropped);
+			rxe2_rx_dropped(rdev, RXE2_DROP_QP_STATE);
 	}
 	return true;
 }
@@ -406,6 +409,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	enum rxe2_drop_reason why;
 	enum rxe2_rx_what what;
 	struct sk_buff *skb = NULL;
 	struct rxe2_pkt pkt;
@@ -440,7 +444,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			continue;
 		case RXE2_RX_REQ:
 			if (!rxe2_rx_parse_loop(qp, &pkt))
-				atomic64_inc(&rdev->rx_dropped);
+				rxe2_rx_dropped(rdev, RXE2_DROP_MALFORMED);
 			else if (!rxe2_rx_pkt(qp, &pkt))
 				return;	/* stays in the slot */
 			/* release: done with the slot, a sender may refill it */
@@ -449,8 +453,9 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		case RXE2_RX_SKB:
 			break;
 		}
-		if (!rxe2_rx_parse(qp, skb, &pkt)) {
-			rxe2_rx_drop(rdev, skb);
+		why = rxe2_rx_parse(qp, skb, &pkt);
+		if (why != RXE2_DROP_NUM) {
+			rxe2_rx_drop(rdev, skb, why);
 			continue;
 		}
 		if (!rxe2_rx_pkt(qp, &pkt)) {

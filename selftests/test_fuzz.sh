@@ -1,0 +1,272 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The wire fuzzer (tools/rxe2fuzz) against a live rxe2 device.  Two
+# namespaces joined by a veth, an rxe2 link on each end; traffic of every
+# kind runs from fz2 to the target fz1 (RC WRITE, READ both ways, SEND,
+# SRQ, atomics, ODP, UC, UD, RDMA CM with its MADs to QP1) while
+# rxe2fuzz, on fz2's end of the veth, learns the frames that leave
+# towards fz1 and sends mutated copies of them: live QPNs, PSNs, rkeys
+# and MR ranges, lying lengths, wrong and right ICRCs.
+#
+# Then the target must be whole: no kernel problem in the log (no splat,
+# no fatal event on QP1), a verified RC transfer (ibv_rc_pingpong -c) and
+# an RDMA CM connection (rping -V) both ways, no QP left behind, the drop
+# counters adding up.  make check runs RXE2_FUZZ_FRAMES=100000 frames,
+# make fuzz 10^6 (selftests/run then checks that the module unloads);
+# RXE2_FUZZ_PPS paces them (1000 frames/s by default).
+# RXE2_SEED replays the fuzzer's choices; the seed is printed.
+#
+#   netns fz1: fz1v  10.79.9.1  fz1rxe2   (the target)
+#                |  veth
+#   netns fz2: fz2v  10.79.9.2  fz2rxe2   (traffic, and rxe2fuzz on fz2v)
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+export LC_ALL=C
+xwork=$(mktemp -d /tmp/fuzz.XXXXXX) || exit 1
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+
+FRAMES=${RXE2_FUZZ_FRAMES:-100000}
+# paced, so that every kind of traffic takes its turn during the run
+PPS=${RXE2_FUZZ_PPS:-1000}
+SEED=${RXE2_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+A=fz1 B=fz2
+V4_A=10.79.9.1 V4_B=10.79.9.2
+DA=${A}rxe2 DB=${B}rxe2
+stop=$xwork/stop
+
+cleanup() {
+	touch "$stop"
+	# shellcheck disable=SC2046 # the PIDs of the traffic loops
+	kill $(jobs -p) 2>/dev/null
+	wait
+	ip netns pids $A 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns pids $B 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns del $A 2>/dev/null
+	ip netns del $B 2>/dev/null
+	wait_ibdev_gone $DA $DB
+	rm -rf "$xwork"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+setup() {
+	ip netns add $A && ip netns add $B &&
+	ip -n $A link add ${A}v type veth peer name ${B}v netns $B &&
+	ip -n $A link set lo up && ip -n $B link set lo up &&
+	ip -n $A addr add $V4_A/24 dev ${A}v &&
+	ip -n $B addr add $V4_B/24 dev ${B}v &&
+	ip -n $A link set ${A}v up && ip -n $B link set ${B}v up &&
+	ip netns exec $A rdma link add $DA type rxe2 netdev ${A}v &&
+	ip netns exec $B rdma link add $DB type rxe2 netdev ${B}v
+}
+
+if setup >"$xwork/out" 2>&1; then
+	ok "netns $A and $B joined by a veth, $DA and $DB on its ends"
+else
+	not_ok "netns $A and $B joined by a veth, $DA and $DB on its ends"
+	sed 's/^/#   /' "$xwork/out"
+	echo "1..$n"
+	exit 1
+fi
+GA=$(gid_index $DA "$(gid_of_ipv4 $V4_A)")
+GB=$(gid_index $DB "$(gid_of_ipv4 $V4_B)")
+if [ -z "$GA" ] || [ -z "$GB" ]; then
+	not_ok "RoCEv2 IPv4 GIDs: $DA '$GA', $DB '$GB'"
+	echo "1..$n"
+	exit 1
+fi
+
+counters() {
+	for _f in /sys/class/infiniband/$DA/ports/1/hw_counters/*; do
+		echo "${_f##*/} $(cat "$_f")"
+	done
+}
+
+# qps DEV: the QPs of DEV in restrack, one line each
+qps() {
+	rdma resource show qp 2>/dev/null | grep -c "link $1/"
+}
+
+# pair PORT SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID SRV_IP CMD ARGS:
+# one perftest run (the server first), both bounded; results ignored:
+# the fuzzer is entitled to break these QPs.
+pair() {
+	_p=$1 _sns=$2 _sd=$3 _sg=$4 _cns=$5 _cd=$6 _cg=$7 _ip=$8
+	shift 8
+	timeout -k 2 30 ip netns exec "$_sns" "$@" -d "$_sd" -x "$_sg" \
+		-p "$_p" -F >/dev/null 2>&1 &
+	_spid=$!
+	wait_listen_ns "$_sns" "$_p" &&
+		timeout -k 2 30 ip netns exec "$_cns" "$@" -d "$_cd" -x "$_cg" \
+			-p "$_p" -F "$_ip" >/dev/null 2>&1
+	wait $_spid
+}
+
+# to_a CMD ARGS: B is the client, so its requests go to A
+to_a() { pair 18600 $A $DA "$GA" $B $DB "$GB" $V4_A "$@"; }
+# from_a CMD ARGS: A is the client: B sends A ACKs and READ responses
+from_a() { pair 18601 $B $DB "$GB" $A $DA "$GA" $V4_B "$@"; }
+
+# every kind of traffic in turn, until told to stop
+traffic() {
+	while [ ! -e "$stop" ]; do
+		for t in "to_a ib_write_bw -s 4096 -D 3" \
+			 "to_a ib_read_bw -s 4096 -D 3" \
+			 "from_a ib_read_bw -s 4096 -D 3" \
+			 "to_a ib_send_bw -s 4096 -D 3" \
+			 "to_a ib_send_bw -c UD -s 1024 -D 3" \
+			 "to_a ib_atomic_bw -D 3" \
+			 "to_a ib_write_bw --odp -s 4096 -D 3" \
+			 "to_a ib_write_bw -c UC -s 4096 -D 3" \
+			 "to_a ib_send_bw --use-srq -s 4096 -D 3" \
+			 "from_a ib_write_bw -s 4096 -D 3"; do
+			[ -e "$stop" ] && return
+			$t
+		done
+	done
+}
+
+# RDMA CM connections, so that MADs go to QP1
+cm_traffic() {
+	while [ ! -e "$stop" ]; do
+		timeout -k 2 20 ip netns exec $A rping -s -a $V4_A -p 7179 \
+			-C 20 -S 128 >/dev/null 2>&1 &
+		_spid=$!
+		sleep 0.5
+		timeout -k 2 20 ip netns exec $B rping -c -a $V4_A -p 7179 \
+			-C 20 -S 128 >/dev/null 2>&1
+		kill $_spid 2>/dev/null
+		wait $_spid
+	done
+}
+
+marker="rxe2 test_fuzz: start $$"
+echo "$marker" >/dev/kmsg
+qps_before=$(qps $DA)
+counters >"$xwork/c0"
+
+traffic &
+cm_traffic &
+t0=$(date +%s)
+ip netns exec $B "$repo/tools/rxe2fuzz" -i ${B}v -n "$FRAMES" -s "$SEED" \
+	-p "$PPS" -t 3000 >"$xwork/fuzz.out" 2>&1
+frc=$?
+t1=$(date +%s)
+sed 's/^/# /' "$xwork/fuzz.out"
+sent=$(sed -n 's/^rxe2fuzz: seed [0-9]*: \([0-9]*\) frames.*/\1/p' "$xwork/fuzz.out")
+if [ $frc = 0 ] && [ "${sent:-0}" -ge "$FRAMES" ]; then
+	ok "rxe2fuzz -s $SEED sent $sent frames at $DA's live QPs in $((t1 - t0)) s"
+else
+	not_ok "rxe2fuzz -s $SEED: exit $frc, ${sent:-no} frames of $FRAMES"
+fi
+touch "$stop"
+wait
+
+# The counters say where the frames went: every drop under its reason.
+counters >"$xwork/c1"
+join "$xwork/c0" "$xwork/c1" | awk '$3 != $2 { print "# counter " $1 ": +" $3 - $2 }'
+delta() {
+	join "$xwork/c0" "$xwork/c1" |
+		awk -v k="$1" '$1 == k { d = $3 - $2 } END { print d + 0 }'
+}
+drops=$(delta rx_dropped)
+reasons=0
+for r in rx_no_qp rx_malformed rx_icrc_errors rx_backlog_drops \
+	 rx_qp_state_drops rx_bad_qkey rx_no_recv_wqe rx_too_long; do
+	reasons=$((reasons + $(delta $r)))
+done
+if [ "$drops" -gt 0 ] && [ "$reasons" = "$drops" ]; then
+	ok "$DA dropped $drops frames, each counted under a reason"
+else
+	not_ok "$DA rx_dropped +$drops, the reasons add up to $reasons"
+fi
+# what the fuzzer sends for sure: wrong ICRCs, lying headers, unknown QPs
+for r in rx_icrc_errors rx_malformed rx_no_qp; do
+	if [ "$(delta $r)" -gt 0 ]; then
+		ok "$r counted the fuzzer's frames (+$(delta $r))"
+	else
+		not_ok "$r did not move"
+	fi
+done
+
+problems='Oops|BUG:|WARNING:|KASAN|UBSAN|general protection|Call Trace|Fatal error|refcount_t:|list_(add|del) corruption'
+dmesg | sed -n "/$marker/,\$p" >"$xwork/dmesg"
+if grep -Eq "$problems" "$xwork/dmesg"; then
+	not_ok "no kernel problem and no fatal QP event during the fuzz"
+	grep -E -B 2 -A 20 "$problems" "$xwork/dmesg" | head -n 60 | sed 's/^/#   /'
+else
+	ok "no kernel problem and no fatal QP event during the fuzz"
+fi
+
+# The device works: data checked byte for byte, connections through QP1.
+rc_pingpong() {
+	_sns=$1 _sd=$2 _sg=$3 _cns=$4 _cd=$5 _cg=$6 _ip=$7
+	timeout -k 2 60 ip netns exec "$_sns" ibv_rc_pingpong -d "$_sd" \
+		-g "$_sg" -p 18610 -s 4096 -n 200 -c >"$xwork/srv" 2>&1 &
+	_spid=$!
+	wait_listen_ns "$_sns" 18610 &&
+		timeout -k 2 60 ip netns exec "$_cns" ibv_rc_pingpong -d "$_cd" \
+			-g "$_cg" -p 18610 -s 4096 -n 200 -c "$_ip" >"$xwork/cli" 2>&1
+	_crc=$?
+	wait $_spid
+	_src=$?
+	[ $_crc = 0 ] && [ $_src = 0 ] && return 0
+	sed 's/^/#   /' "$xwork/srv" "$xwork/cli" | tail -n 20
+	return 1
+}
+if rc_pingpong $A $DA "$GA" $B $DB "$GB" $V4_A; then
+	ok "after the fuzz: ibv_rc_pingpong -c to $DA, 200 x 4 KiB checked"
+else
+	not_ok "after the fuzz: ibv_rc_pingpong -c to $DA"
+fi
+if rc_pingpong $B $DB "$GB" $A $DA "$GA" $V4_B; then
+	ok "after the fuzz: ibv_rc_pingpong -c from $DA, 200 x 4 KiB checked"
+else
+	not_ok "after the fuzz: ibv_rc_pingpong -c from $DA"
+fi
+
+rping_v() {
+	_sns=$1 _cns=$2 _ip=$3
+	timeout -k 2 60 ip netns exec "$_sns" rping -s -a "$_ip" -p 7180 \
+		-C 50 -V -S 1000 >"$xwork/srv" 2>&1 &
+	_spid=$!
+	wait_cm_listen 7180 &&
+		timeout -k 2 60 ip netns exec "$_cns" rping -c -a "$_ip" -p 7180 \
+			-C 50 -V -S 1000 >"$xwork/cli" 2>&1
+	_crc=$?
+	wait $_spid
+	_src=$?
+	[ $_crc = 0 ] && [ $_src = 0 ] && return 0
+	sed 's/^/#   /' "$xwork/srv" "$xwork/cli" | tail -n 20
+	return 1
+}
+if rping_v $A $B $V4_A; then
+	ok "after the fuzz: rping -V to $DA over RDMA CM, 50 pings checked"
+else
+	not_ok "after the fuzz: rping -V to $DA over RDMA CM"
+fi
+if rping_v $B $A $V4_B; then
+	ok "after the fuzz: rping -V from $DA over RDMA CM, 50 pings checked"
+else
+	not_ok "after the fuzz: rping -V from $DA over RDMA CM"
+fi
+
+i=0
+while [ "$(qps $DA)" != "$qps_before" ] && [ $i -lt 50 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+if [ "$(qps $DA)" = "$qps_before" ]; then
+	ok "$DA has its $qps_before QP(s) of before the fuzz, no more"
+else
+	not_ok "$DA has $(qps $DA) QPs, $qps_before before the fuzz"
+	rdma resource show qp | grep "link $DA/" | sed 's/^/#   /'
+fi
+
+echo "1..$n"
+[ $failed = 0 ]

@@ -69,11 +69,12 @@ deps:
 
 # DESTDIR stages everything under a directory (packaging, tests);
 # PREFIX applies to librxe2 (the module goes where depmod looks).
-install: module provider
+install: module provider tools/rxe2fuzz
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
 	$(MAKE) -C provider install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 0755 tools/rxe2fuzz $(DESTDIR)$(PREFIX)/bin/rxe2fuzz
 
 # Kernel style and sparse over the module; the public header alone.
 lint:
@@ -94,5 +95,5 @@ help:
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
-	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages)"
+	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

@@ -14,7 +14,7 @@
 # an RDMA CM connection (rping -V) both ways, no QP left behind, the drop
 # counters adding up.  make check runs RXE2_FUZZ_FRAMES=100000 frames,
 # make fuzz 10^6 (selftests/run then checks that the module unloads);
-# RXE2_FUZZ_PPS paces them (1000 frames/s by default).
+# RXE2_FUZZ_PPS paces them (1500 frames/s by default).
 # RXE2_SEED replays the fuzzer's choices; the seed is printed.
 #
 #   netns fz1: fz1v  10.79.9.1  fz1rxe2   (the target)
@@ -32,7 +32,7 @@ not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 FRAMES=${RXE2_FUZZ_FRAMES:-100000}
 # paced, so that every kind of traffic takes its turn during the run
-PPS=${RXE2_FUZZ_PPS:-1000}
+PPS=${RXE2_FUZZ_PPS:-1500}
 SEED=${RXE2_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 A=fz1 B=fz2
 V4_A=10.79.9.1 V4_B=10.79.9.2
@@ -141,7 +141,7 @@ cm_traffic() {
 		timeout -k 2 20 ip netns exec $B rping -c -a $V4_A -p 7179 \
 			-C 20 -S 128 >/dev/null 2>&1
 		kill $_spid 2>/dev/null
-		wait $_spid
+		wait $_spid 2>/dev/null
 	done
 }
 
@@ -232,11 +232,11 @@ fi
 
 rping_v() {
 	_sns=$1 _cns=$2 _ip=$3
-	timeout -k 2 60 ip netns exec "$_sns" rping -s -a "$_ip" -p 7180 \
+	timeout -k 2 30 ip netns exec "$_sns" rping -s -a "$_ip" -p 7180 \
 		-C 50 -V -S 1000 >"$xwork/srv" 2>&1 &
 	_spid=$!
 	wait_cm_listen 7180 &&
-		timeout -k 2 60 ip netns exec "$_cns" rping -c -a "$_ip" -p 7180 \
+		timeout -k 2 30 ip netns exec "$_cns" rping -c -a "$_ip" -p 7180 \
 			-C 50 -V -S 1000 >"$xwork/cli" 2>&1
 	_crc=$?
 	wait $_spid

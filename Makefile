@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check bench fuzz demo deps install clean help lint
+.PHONY: all module provider selftests check check-debug bench fuzz demo deps install clean help lint
 
 all: module provider selftests tools/rxe2fuzz
 
@@ -44,6 +44,17 @@ fuzz: all
 	RXE2_TESTS=test_fuzz.sh RXE2_FUZZ_FRAMES=$(FUZZ_FRAMES) \
 	RXE2_FUZZ_PPS=$(FUZZ_PPS) \
 	RXE2_TEST_TIMEOUT=5400 tools/vm --timeout 6000 -- $(CURDIR)/selftests/run
+
+# The sanitizer kernel (KASAN, UBSAN, lockdep, DEBUG_LIST, KMEMLEAK...):
+# tools/debug-kernel builds it once from linux-source-6.1 into a cache
+# outside the tree (about DEBUG_BUILD minutes on two cores, see
+# docs/robustness.md) and installs it; then the whole suite and the
+# fuzzer's long run boot it.  Any sanitizer report fails the boot
+# (tools/vm), a kmemleak object of rxe2 fails selftests/run.
+check-debug: deps
+	kver=$$(tools/debug-kernel) && \
+	RXE2_TEST_TIMEOUT=900 $(MAKE) check KVER=$$kver VM_TIMEOUT=7200 && \
+	$(MAKE) fuzz KVER=$$kver FUZZ_PPS=1500
 
 tools/rxe2fuzz: tools/rxe2fuzz.c
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
@@ -93,6 +104,7 @@ help:
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests (one VM boot, a second with two NUMA nodes)"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
+	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz"

@@ -46,37 +46,17 @@ cleanup() {
 	wait
 	ip netns pids $A 2>/dev/null | xargs -r kill -9 2>/dev/null
 	ip netns pids $B 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns del $A 2>/dev/null
-	ip netns del $B 2>/dev/null
-	wait_ibdev_gone $DA $DB
+	netns_pair_del $A $B
 	rm -rf "$xwork"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-setup() {
-	ip netns add $A && ip netns add $B &&
-	ip -n $A link add ${A}v type veth peer name ${B}v netns $B &&
-	ip -n $A link set lo up && ip -n $B link set lo up &&
-	ip -n $A addr add $V4_A/24 dev ${A}v &&
-	ip -n $B addr add $V4_B/24 dev ${B}v &&
-	ip -n $A link set ${A}v up && ip -n $B link set ${B}v up &&
-	ip netns exec $A rdma link add $DA type rxe2 netdev ${A}v &&
-	ip netns exec $B rdma link add $DB type rxe2 netdev ${B}v
-}
-
-if setup >"$xwork/out" 2>&1; then
+if netns_pair $A $B $V4_A $V4_B >"$xwork/out" 2>&1; then
 	ok "netns $A and $B joined by a veth, $DA and $DB on its ends"
 else
 	not_ok "netns $A and $B joined by a veth, $DA and $DB on its ends"
 	sed 's/^/#   /' "$xwork/out"
-	echo "1..$n"
-	exit 1
-fi
-GA=$(gid_index $DA "$(gid_of_ipv4 $V4_A)")
-GB=$(gid_index $DB "$(gid_of_ipv4 $V4_B)")
-if [ -z "$GA" ] || [ -z "$GB" ]; then
-	not_ok "RoCEv2 IPv4 GIDs: $DA '$GA', $DB '$GB'"
 	echo "1..$n"
 	exit 1
 fi

@@ -26,11 +26,7 @@ V4_A=10.79.8.1 V4_B=10.79.8.2
 DA=${A}rxe2 DB=${B}rxe2
 pids=
 
-pair_del() {
-	ip netns del $A 2>/dev/null
-	ip netns del $B 2>/dev/null
-	wait_ibdev_gone $DA $DB
-}
+pair_del() { netns_pair_del $A $B; }
 
 cleanup() {
 	# shellcheck disable=SC2086 # a list of PIDs
@@ -42,17 +38,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-pair_add() {
-	ip netns add $A && ip netns add $B &&
-	ip -n $A link add ${A}v type veth peer name ${B}v netns $B &&
-	ip -n $A addr add $V4_A/24 dev ${A}v &&
-	ip -n $B addr add $V4_B/24 dev ${B}v &&
-	ip -n $A link set ${A}v up && ip -n $B link set ${B}v up &&
-	ip netns exec $A rdma link add $DA type rxe2 netdev ${A}v &&
-	ip netns exec $B rdma link add $DB type rxe2 netdev ${B}v &&
-	GA=$(gid_index $DA "$(gid_of_ipv4 $V4_A)") &&
-	GB=$(gid_index $DB "$(gid_of_ipv4 $V4_B)")
-}
+pair_add() { netns_pair $A $B $V4_A $V4_B; }
 
 qps() {
 	rdma resource show qp 2>/dev/null | grep -c "link $1/"

@@ -206,11 +206,14 @@ for d in /sys/class/infiniband/*; do
 done
 run_event gone "rmmod rdma_rxe2" module_del
 restore() {
-	# shellcheck disable=SC2086 # the parameters are words
-	insmod "$RXE2_KO" $RXE2_KO_PARAMS || return 1
+	if [ ! -e /sys/module/rdma_rxe2 ]; then
+		# shellcheck disable=SC2086 # the parameters are words
+		insmod "$RXE2_KO" $RXE2_KO_PARAMS || return 1
+	fi
 	for s in $saved; do
 		case ${s%%:*} in $DA|$DB) continue ;; esac
-		rdma link add "${s%%:*}" type rxe2 netdev "${s#*:}" || return 1
+		[ -e "/sys/class/infiniband/${s%%:*}" ] ||
+			rdma link add "${s%%:*}" type rxe2 netdev "${s#*:}" || return 1
 	done
 	[ -z "$RXE2_IPV4" ] || gid_index rxe2_0 "$(gid_of_ipv4 "$RXE2_IPV4")" >/dev/null
 }

@@ -80,6 +80,7 @@ enum rxe2_dp_counter {
 	RXE2_DPC_DUP_REQUESTS,		/* requests with an old PSN */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
+	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */
 	/* on-demand paging (rxe2_odp.c); the last two are gauges */
 	RXE2_DPC_ODP_PAGE_FAULTS,	/* accesses that had to fault pages in */
 	RXE2_DPC_ODP_PAGE_FAULT_PAGES,	/* pages they mapped */
@@ -132,6 +133,9 @@ struct rxe2_dev {
 	unsigned int mcg_attached;
 
 	atomic64_t rx_drops[RXE2_DROP_NUM];	/* RoCEv2 packets refused */
+	/* fault injection (rxe2_fault.c): lose one packet in N sent */
+	u32 fault_tx_drop;		/* N, 0: off; READ_ONCE/WRITE_ONCE */
+	atomic_t fault_tx_seq;		/* packets sent since N was set */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 };
 
@@ -175,6 +179,18 @@ void rxe2_net_exit(void);
 int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
+
+/* rxe2_fault.c: fault injection, the device's fault_tx_drop sysfs file */
+extern struct device_attribute dev_attr_fault_tx_drop;
+bool rxe2_fault_tx_drop_slow(struct rxe2_dev *rdev, u32 every);
+
+/* is the packet about to be sent lost (fault injection)? */
+static inline bool rxe2_fault_tx_drop(struct rxe2_dev *rdev)
+{
+	u32 every = READ_ONCE(rdev->fault_tx_drop);
+
+	return unlikely(every) && rxe2_fault_tx_drop_slow(rdev, every);
+}
 
 /* rxe2_ic.c: interconnects, the device's ic_map sysfs file */
 extern struct device_attribute dev_attr_ic_map;

@@ -251,6 +251,7 @@ static const struct rdma_stat_desc rxe2_counter_descs[] = {
 	[RXE2_CNT_DP + RXE2_DPC_DUP_REQUESTS].name = "duplicate_requests",
 	/* inline-receive */
 	[RXE2_CNT_DP + RXE2_DPC_INLINE_RECV].name = "inline_recv_completions",
+	[RXE2_CNT_DP + RXE2_DPC_FAULT_TX_DROPS].name = "fault_tx_drops",
 	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULTS].name = "num_page_faults",
 	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULT_PAGES].name =
 		"num_page_fault_pages",
@@ -455,6 +456,7 @@ static struct attribute *rxe2_dev_attrs[] = {
 	&rxe2_abi_attr.attr,
 	&dev_attr_parent.attr,
 	&dev_attr_ic_map.attr,
+	&dev_attr_fault_tx_drop.attr,
 	NULL,
 };
 

@@ -238,6 +238,8 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 
 	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev))
 		return false;
+	if (rxe2_fault_tx_drop(rdev))
+		return true;	/* lost on the way */
 	to = rxe2_rx_loop_target(dev_net(ndev), &qp->dp.av.daddr,
 				 qp->attr.dest_qp_num, &local);
 	if (!local)
@@ -339,6 +341,10 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		kfree_skb(skb);
 		return -ENETDOWN;
 	}
+	if (rxe2_fault_tx_drop(rdev)) {
+		kfree_skb(skb);
+		return 0;	/* lost on the wire: the sender cannot tell */
+	}
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);
@@ -400,6 +406,8 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		return rxe2_tx_send(qp, av, sport, skb);
 	if (!READ_ONCE(rdev->port_active))
 		return -ENETDOWN;
+	if (rxe2_fault_tx_drop(rdev))
+		return 0;	/* lost on the wire */
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(bth->qpn), &local);
 	if (local && !to)

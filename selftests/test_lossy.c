@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Nothing lost on a lossy link.  Two rxe2 devices on the ends of a veth
- * whose ends sit in two namespaces, netem on both ends: 1 % loss, 1 %
- * duplication, 0.5 % corruption, 5 % reordering (2 ms delay for the
- * rest).  One RC pair between the devices (this process uses both from
- * the initial namespace) carries, each phase bounded in time:
+ * whose ends sit in two namespaces, made lossy twice over: first netem
+ * on both ends (1 % loss, 1 % duplication, 0.5 % corruption, 5 %
+ * reordering, 2 ms delay for the rest), then, without netem, rxe2's own
+ * fault injection (sysfs fault_tx_drop: one packet in 50 lost, on both
+ * devices).  Each time one RC pair between the devices (this process
+ * uses both from the initial namespace) carries, each phase bounded:
  *
  *   SENDs of 1 B .. 16 KiB, in order and byte for byte;
  *   WRITEs to random ranges of 1 MiB, the target equal to the writes
@@ -15,7 +17,8 @@
  *
  * and RDMA CM connections (rping -V, verified data) run over the same
  * link.  The device's retransmission counters must show that the link
- * did lose packets.  The seed is printed; RXE2_SEED replays it.
+ * did lose packets (and fault_tx_drops that the injection did).  The
+ * seed is printed; RXE2_SEED replays it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +53,8 @@ static unsigned long long ms_since(uint64_t t0)
 	return (unsigned long long)(dp_now_ms() - t0);
 }
 
-static bool link_up(void)
+/* netem: the qdisc on both ends; NULL: none (fault injection instead) */
+static bool link_up(const char *netem)
 {
 	return !dp_sh(
 		"ip netns add nl1 && ip netns add nl2 && "
@@ -61,12 +65,13 @@ static bool link_up(void)
 		"ip -n nl1 link set lo up && ip -n nl2 link set lo up && "
 		"ip netns exec nl1 rdma link add " DA " type rxe2 netdev nl1v && "
 		"ip netns exec nl2 rdma link add " DB " type rxe2 netdev nl2v && "
-		"tc -n nl1 qdisc add dev nl1v root netem %s && "
-		"tc -n nl2 qdisc add dev nl2v root netem %s && "
+		"{ [ -z '%s' ] || tc -n nl1 qdisc add dev nl1v root netem %s; } && "
+		"{ [ -z '%s' ] || tc -n nl2 qdisc add dev nl2v root netem %s; } && "
 		"for i in $(seq 100); do "
 		"grep -qs ffff:0a4f:0601 /sys/class/infiniband/" DA "/ports/1/gids/* && "
 		"grep -qs ffff:0a4f:0602 /sys/class/infiniband/" DB "/ports/1/gids/* && exit 0; "
-		"sleep 0.1; done; exit 1", NETEM, NETEM);
+		"sleep 0.1; done; exit 1", netem ? netem : "", netem ? netem : "",
+		netem ? netem : "", netem ? netem : "");
 }
 
 static void link_down(void)
@@ -276,69 +281,76 @@ static bool setup(struct lossy *l)
 	return !dp_pair(&l->da, &l->db, IBV_QPT_RC, &cap, &c, &l->a, &l->b);
 }
 
-int main(void)
+static bool fault_set(unsigned int every)
 {
-	const char *env = getenv("RXE2_SEED");
-	uint32_t seed = env ? (uint32_t)strtoul(env, NULL, 0) :
-			      (uint32_t)time(NULL);
+	return !dp_sh("echo %u > /sys/class/infiniband/" DA "/fault_tx_drop && "
+		      "echo %u > /sys/class/infiniband/" DB "/fault_tx_drop",
+		      every, every);
+}
+
+/* every phase over one lossy link: netem (a qdisc) or fault injection */
+static void run(const char *what, const char *netem, uint32_t seed)
+{
 	static struct lossy l;
-	long rtx0, rtx1, to0, to1, sn0, sn1, dup0, dup1;
+	long rtx0, rtx1, to0, to1, sn0, sn1, dup0, dup1, f0, f1;
 	uint64_t t0;
 	int got;
 
-	rng = seed | 1;
-	tap_plan(10);
-	tap_diag("seed %u (RXE2_SEED to replay); netem on both ends: %s",
-		 seed, NETEM);
+	memset(&l, 0, sizeof(l));
 	link_down();
-	if (!tap_ok(link_up(), "two namespaces, a veth with netem, " DA " and " DB)) {
+	if (!tap_ok(link_up(netem) && (netem || fault_set(50)),
+		    "%s: two namespaces, a veth, " DA " and " DB, what)) {
 		link_down();
-		return tap_done();
+		tap_bail("no lossy link");
 	}
-	if (!tap_ok(setup(&l), "an RC pair from " DA " to " DB)) {
+	if (!tap_ok(setup(&l), "%s: an RC pair from " DA " to " DB, what)) {
 		link_down();
-		return tap_done();
+		tap_bail("no RC pair");
 	}
 	rtx0 = dp_hw_counter(DA, "retransmits");
 	to0 = dp_hw_counter(DA, "ack_timeouts");
 	sn0 = dp_hw_counter(DB, "seq_naks_sent");
 	dup0 = dp_hw_counter(DB, "duplicate_requests");
+	f0 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
 
 	t0 = dp_now_ms();
 	got = sends(&l, 500, seed);
 	tap_ret(got, 500,
-		"500 SENDs of 1 B..16 KiB arrive in order, byte for byte (%llu ms)",
-		ms_since(t0));
+		"%s: 500 SENDs of 1 B..16 KiB arrive in order, byte for byte (%llu ms)",
+		what, ms_since(t0));
 	t0 = dp_now_ms();
 	got = writes(&l, 500, seed + 1000);
 	tap_ok(got,
-	       "500 WRITEs of 1 B..16 KiB: the 1 MiB target equals them applied in order (%llu ms)",
-	       ms_since(t0));
+	       "%s: 500 WRITEs of 1 B..16 KiB: the 1 MiB target equals them applied in order (%llu ms)",
+	       what, ms_since(t0));
 	t0 = dp_now_ms();
 	got = reads(&l, 500, seed + 2000);
 	tap_ret(got, 500,
-		"500 READs of 1 B..16 KiB come back byte for byte (%llu ms)",
-		ms_since(t0));
+		"%s: 500 READs of 1 B..16 KiB come back byte for byte (%llu ms)",
+		what, ms_since(t0));
 	t0 = dp_now_ms();
 	got = atomics(&l, 150);
 	tap_ret(got, 300,
-		"150 FETCH_ADDs return 0..149 and 150 COMPARE_SWAPs succeed, each exactly once (%llu ms)",
-		ms_since(t0));
-	tap_ret(qp_state(l.a.qp), IBV_QPS_RTS, "the requester is still in RTS");
+		"%s: 150 FETCH_ADDs return 0..149 and 150 COMPARE_SWAPs succeed, each exactly once (%llu ms)",
+		what, ms_since(t0));
+	tap_ret(qp_state(l.a.qp), IBV_QPS_RTS, "%s: the requester is still in RTS",
+		what);
 
 	rtx1 = dp_hw_counter(DA, "retransmits");
 	to1 = dp_hw_counter(DA, "ack_timeouts");
 	sn1 = dp_hw_counter(DB, "seq_naks_sent");
 	dup1 = dp_hw_counter(DB, "duplicate_requests");
-	tap_diag(DA ": retransmits +%ld, ack_timeouts +%ld; " DB
-		 ": seq_naks_sent +%ld, duplicate_requests +%ld",
-		 rtx1 - rtx0, to1 - to0, sn1 - sn0, dup1 - dup0);
-	tap_ok(rtx1 > rtx0 && dup1 > dup0,
-	       "the link lost and duplicated packets: the requester went back, the responder saw duplicates");
+	f1 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
+	tap_diag("%s: " DA ": retransmits +%ld, ack_timeouts +%ld; " DB
+		 ": seq_naks_sent +%ld, duplicate_requests +%ld; fault_tx_drops +%ld",
+		 what, rtx1 - rtx0, to1 - to0, sn1 - sn0, dup1 - dup0, f1 - f0);
+	tap_ok(rtx1 > rtx0 && dup1 > dup0 && (netem || f1 > f0),
+	       "%s: the link lost packets: the requester went back, the responder saw duplicates",
+	       what);
 	t0 = dp_now_ms();
 	got = rping_v();
-	tap_ok(got, "rping -V over RDMA CM across the link, 30 pings of 4000 B (%llu ms)",
-	       ms_since(t0));
+	tap_ok(got, "%s: rping -V over RDMA CM across the link, 30 pings of 4000 B (%llu ms)",
+	       what, ms_since(t0));
 
 	dp_qp_free(&l.a);
 	dp_qp_free(&l.b);
@@ -351,6 +363,19 @@ int main(void)
 	link_down();
 	tap_ok(access("/sys/class/infiniband/" DA, F_OK) &&
 	       access("/sys/class/infiniband/" DB, F_OK),
-	       "namespaces deleted, the devices with them");
+	       "%s: namespaces deleted, the devices with them", what);
+}
+
+int main(void)
+{
+	const char *env = getenv("RXE2_SEED");
+	uint32_t seed = env ? (uint32_t)strtoul(env, NULL, 0) :
+			      (uint32_t)time(NULL);
+
+	rng = seed | 1;
+	tap_plan(20);
+	tap_diag("seed %u (RXE2_SEED to replay)", seed);
+	run("netem " NETEM, NETEM, seed);
+	run("fault_tx_drop 50", NULL, seed + 7);
 	return tap_done();
 }

@@ -322,7 +322,7 @@ static void count_events(struct child *c)
 	}
 }
 
-static int child_main(uint64_t seed, int ready_fd, int report_fd)
+static int child_main(uint64_t seed, int ready_fd, int go_fd, int report_fd)
 {
 	static struct child c;
 	pthread_t t[3];
@@ -332,6 +332,9 @@ static int child_main(uint64_t seed, int ready_fd, int report_fd)
 	rng = seed ? seed : 1;
 	ok = child_build(&c) ? 'n' : 'y';
 	if (write(ready_fd, &ok, 1) != 1 || ok != 'y')
+		return 1;
+	/* the clock starts when the parent's bystander is ready too */
+	if (read(go_fd, &ok, 1) != 1)
 		return 1;
 	pthread_create(&t[0], NULL, scribbler, &c);
 	pthread_create(&t[1], NULL, poster, &c);
@@ -419,7 +422,7 @@ int main(void)
 	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
 	char before[512], after[512], hbuf[64];
 	struct bystander s = { 0 };
-	int ready[2], report[2];
+	int ready[2], report[2], go[2];
 	struct report rep, sum = { 0 };
 	pid_t pid[NPROC];
 	unsigned int good, during = 0, during_ok = 0;
@@ -431,7 +434,7 @@ int main(void)
 	res_snapshot(test_dev_name(), before, sizeof(before));
 
 	/* children first: no mapping of ours is inherited by them */
-	if (pipe(ready) || pipe(report))
+	if (pipe(ready) || pipe(report) || pipe(go))
 		tap_bail("pipe: %s", strerror(errno));
 	for (int i = 0; i < NPROC; i++) {
 		pid[i] = fork();
@@ -442,12 +445,14 @@ int main(void)
 				_exit(2);
 			close(ready[0]);
 			close(report[0]);
+			close(go[1]);
 			_exit(child_main(seed * 31 + (uint64_t)i, ready[1],
-					 report[1]));
+					 go[0], report[1]));
 		}
 	}
 	close(ready[1]);
 	close(report[1]);
+	close(go[0]);
 	for (int i = 0; i < NPROC; i++) {
 		char ok = 0;
 
@@ -467,7 +472,9 @@ int main(void)
 	tap_ret(bystander_run(&s, 10), 10,
 		"bystander: 10 SENDs of 4 KiB byte for byte before");
 
-	/* SIGKILL the first NKILLED at random moments while they scribble */
+	/* go; SIGKILL the first NKILLED at random moments while they scribble */
+	if (write(go[1], "gggg", NPROC) != NPROC)
+		tap_bail("go: %s", strerror(errno));
 	end = dp_now_ms() + RUN_MS + 2000;
 	for (int i = 0; i < NKILLED; i++) {
 		uint64_t at;

@@ -47,8 +47,8 @@ fuzz: all
 
 # The sanitizer kernel (KASAN, UBSAN, lockdep, DEBUG_LIST, KMEMLEAK...):
 # tools/debug-kernel builds it once from linux-source-6.1 into a cache
-# outside the tree (about DEBUG_BUILD minutes on two cores, see
-# docs/robustness.md) and installs it; then the whole suite and the
+# outside the tree (about an hour on two cores, see docs/robustness.md)
+# and installs it; then the whole suite and the
 # fuzzer's long run boot it.  Any sanitizer report fails the boot
 # (tools/vm), a kmemleak object of rxe2 fails selftests/run.
 check-debug: deps

@@ -184,57 +184,16 @@ else
 fi
 
 # The device works: data checked byte for byte, connections through QP1.
-rc_pingpong() {
-	_sns=$1 _sd=$2 _sg=$3 _cns=$4 _cd=$5 _cg=$6 _ip=$7
-	timeout -k 2 60 ip netns exec "$_sns" ibv_rc_pingpong -d "$_sd" \
-		-g "$_sg" -p 18610 -s 4096 -n 200 -c >"$xwork/srv" 2>&1 &
-	_spid=$!
-	wait_listen_ns "$_sns" 18610 &&
-		timeout -k 2 60 ip netns exec "$_cns" ibv_rc_pingpong -d "$_cd" \
-			-g "$_cg" -p 18610 -s 4096 -n 200 -c "$_ip" >"$xwork/cli" 2>&1
-	_crc=$?
-	wait $_spid
-	_src=$?
-	[ $_crc = 0 ] && [ $_src = 0 ] && return 0
-	sed 's/^/#   /' "$xwork/srv" "$xwork/cli" | tail -n 20
-	return 1
-}
-if rc_pingpong $A $DA "$GA" $B $DB "$GB" $V4_A; then
-	ok "after the fuzz: ibv_rc_pingpong -c to $DA, 200 x 4 KiB checked"
-else
-	not_ok "after the fuzz: ibv_rc_pingpong -c to $DA"
-fi
-if rc_pingpong $B $DB "$GB" $A $DA "$GA" $V4_B; then
-	ok "after the fuzz: ibv_rc_pingpong -c from $DA, 200 x 4 KiB checked"
-else
-	not_ok "after the fuzz: ibv_rc_pingpong -c from $DA"
-fi
-
-rping_v() {
-	_sns=$1 _cns=$2 _ip=$3
-	timeout -k 2 30 ip netns exec "$_sns" rping -s -a "$_ip" -p 7180 \
-		-C 50 -V -S 1000 >"$xwork/srv" 2>&1 &
-	_spid=$!
-	wait_cm_listen 7180 &&
-		timeout -k 2 30 ip netns exec "$_cns" rping -c -a "$_ip" -p 7180 \
-			-C 50 -V -S 1000 >"$xwork/cli" 2>&1
-	_crc=$?
-	wait $_spid
-	_src=$?
-	[ $_crc = 0 ] && [ $_src = 0 ] && return 0
-	sed 's/^/#   /' "$xwork/srv" "$xwork/cli" | tail -n 20
-	return 1
-}
-if rping_v $A $B $V4_A; then
-	ok "after the fuzz: rping -V to $DA over RDMA CM, 50 pings checked"
-else
-	not_ok "after the fuzz: rping -V to $DA over RDMA CM"
-fi
-if rping_v $B $A $V4_B; then
-	ok "after the fuzz: rping -V from $DA over RDMA CM, 50 pings checked"
-else
-	not_ok "after the fuzz: rping -V from $DA over RDMA CM"
-fi
+pp="ibv_rc_pingpong -p 18610 -s 4096 -n 200 -c"
+xpair "after the fuzz: ibv_rc_pingpong -c to $DA, 200 x 4 KiB checked" \
+	$A $B tcp:18610 "" $pp -d $DA -g "$GA" -- $pp -d $DB -g "$GB" $V4_A
+xpair "after the fuzz: ibv_rc_pingpong -c from $DA, 200 x 4 KiB checked" \
+	$B $A tcp:18610 "" $pp -d $DB -g "$GB" -- $pp -d $DA -g "$GA" $V4_B
+rp="rping -p 7180 -C 50 -V -S 1000"
+xpair "after the fuzz: rping -V to $DA over RDMA CM, 50 pings checked" \
+	$A $B cm:7180 "" $rp -s -a $V4_A -- $rp -c -a $V4_A
+xpair "after the fuzz: rping -V from $DA over RDMA CM, 50 pings checked" \
+	$B $A cm:7180 "" $rp -s -a $V4_B -- $rp -c -a $V4_B
 
 i=0
 while [ "$(qps $DA)" != "$qps_before" ] && [ $i -lt 50 ]; do

@@ -120,20 +120,6 @@ kernel_clean() {
 	}
 }
 
-rc_pingpong_ok() {
-	timeout -k 2 60 ibv_rc_pingpong -d $DA -g "$GA" -p 18710 -s 4096 \
-		-n 100 -c >"$xwork/pp.srv" 2>&1 &
-	spid=$!
-	wait_listen 18710 &&
-		timeout -k 2 60 ibv_rc_pingpong -d $DB -g "$GB" -p 18710 \
-			-s 4096 -n 100 -c 127.0.0.1 >"$xwork/pp.cli" 2>&1
-	crc=$?
-	wait $spid
-	[ $crc = 0 ] && [ $? = 0 ] && return 0
-	cat "$xwork/pp.srv" "$xwork/pp.cli" | tail -n 20
-	return 1
-}
-
 say() {
 	if "$@" >"$xwork/out" 2>&1; then
 		ok "$what: $desc"
@@ -169,8 +155,10 @@ run_event() {
 		desc="$DA and $DB are gone"
 		say wait_ibdev_gone $DA $DB
 	else
-		desc="ibv_rc_pingpong -c between $DA and $DB afterwards"
-		say rc_pingpong_ok
+		pp="ibv_rc_pingpong -p 18710 -s 4096 -n 100 -c"
+		xpair "$what: ibv_rc_pingpong -c between $DA and $DB afterwards" \
+			"" "" tcp:18710 "" $pp -d $DA -g "$GA" -- \
+			$pp -d $DB -g "$GB" 127.0.0.1
 		desc="$DA back to its $base_a kernel QP(s), the traffic's gone"
 		say qps_back $DA "$base_a"
 	fi

@@ -482,6 +482,15 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 		(*budget)--;
 		info = rxe2_sinfo(qp, idx);
 		w = rxe2_swqe(qp, idx);
+		/*
+		 * Go-back-N passes over the local operations it finds done
+		 * (REG_MR, BIND_MW): they took effect when first reached, and
+		 * a second run would find the MR or window already VALID.
+		 */
+		if (info->state == RXE2_WQE_DONE) {
+			dp->req_next++;
+			continue;
+		}
 		if (info->state == RXE2_WQE_NEW) {
 			status = rxe2_req_fetch(qp, idx);
 			if (status) {

@@ -14,6 +14,9 @@
  *   refused (2B); LOCAL_INV and SEND_WITH_INV (IBV_WC_WITH_INV and the
  *   rkey in the receive completion) invalidate it, after which the rkey
  *   is REM_ACCESS_ERR.
+ * - go-back-N over a type 2 bind: a SEND posted before it is RNR-NAKed
+ *   after the bind has run; resending the SEND does not bind again
+ *   (that would be a bind of a VALID window, MW_BIND_ERR, QP down).
  * - each bind error completes with IBV_WC_MW_BIND_ERR; the provider
  *   and libibverbs refuse what they can check before posting.
  * - an MR with a bound window cannot be deregistered (EBUSY); a bound
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -333,6 +337,72 @@ out:
 	unpair(&a, &b);
 out_mw:
 	tap_ret_errno(ibv_dealloc_mw(mw), 0, "type 2: ibv_dealloc_mw");
+}
+
+/*
+ * b posts SEND, BIND_MW, SEND in one chain while a has no receive: the
+ * first SEND draws RNR NAKs after b has run the bind, and every resend
+ * passes over the bind again.  It must take effect once.
+ */
+static void type2_rewind(void)
+{
+	struct ibv_sge sge = { .addr = 0, .length = 64, .lkey = 0 };
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_mw *mw = ibv_alloc_mw(dev.pd, IBV_MW_TYPE_2);
+	struct dp_qp a, b;
+	uint32_t rkey;
+	int i;
+
+	if (!tap_ok(mw != NULL, "type 2 go-back-N: ibv_alloc_mw") ||
+	    !pair(&a, &b))
+		goto out_mw;
+	rkey = ibv_inc_rkey(mw->rkey);
+	sge.addr = (uintptr_t)wbuf + 4096;
+	sge.lkey = wmr->lkey;
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 3; i++) {
+		wr[i].wr_id = 0x231 + i;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	wr[0].opcode = wr[2].opcode = IBV_WR_SEND;
+	wr[0].sg_list = wr[2].sg_list = &sge;
+	wr[0].num_sge = wr[2].num_sge = 1;
+	wr[1].opcode = IBV_WR_BIND_MW;
+	wr[1].bind_mw.mw = mw;
+	wr[1].bind_mw.rkey = rkey;
+	wr[1].bind_mw.bind_info.mr = wmr;
+	wr[1].bind_mw.bind_info.addr = (uintptr_t)wbuf + WOFF;
+	wr[1].bind_mw.bind_info.length = WLEN;
+	wr[1].bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (!tap_ret_errno(ibv_post_send(b.qp, wr, &bad), 0,
+			   "type 2 go-back-N: post SEND, BIND_MW, SEND"))
+		goto out;
+	usleep(50 * 1000);	/* RNR NAKs meanwhile (rnr_retry 7) */
+	tap_ok(!dp_post_recv1(a.qp, 0x234, abuf, 64, amr->lkey) &&
+	       !dp_post_recv1(a.qp, 0x235, abuf + 64, 64, amr->lkey),
+	       "type 2 go-back-N: receives posted 50 ms late");
+	want(b.scq, 0x231, IBV_WC_SEND, 0,
+	     "type 2 go-back-N: the RNR-NAKed SEND");
+	want(b.scq, 0x232, IBV_WC_BIND_MW, 0,
+	     "type 2 go-back-N: the bind behind it, run once");
+	want(b.scq, 0x233, IBV_WC_SEND, 0,
+	     "type 2 go-back-N: the SEND after it");
+	want(a.rcq, 0x234, IBV_WC_RECV, 0, "type 2 go-back-N: receive 1");
+	want(a.rcq, 0x235, IBV_WC_RECV, 0, "type 2 go-back-N: receive 2");
+	memset(wbuf, 0, WOFF + WLEN);
+	dp_fill(abuf, WLEN, ++seed);
+	if (remote(&a, 0x236, IBV_WR_RDMA_WRITE, WLEN, waddr(WOFF), rkey, 0,
+		   "type 2 go-back-N: WRITE through the window"))
+		tap_ok(dp_verify(wbuf + WOFF, WLEN, seed) < 0 &&
+		       dp_verify_byte(wbuf, WOFF, 0) < 0,
+		       "type 2 go-back-N: window written byte-exact");
+out:
+	unpair(&a, &b);
+out_mw:
+	if (mw)
+		tap_ret_errno(ibv_dealloc_mw(mw), 0,
+			      "type 2 go-back-N: ibv_dealloc_mw");
 }
 
 /* a type 2 bind on a fresh pair that must fail with MW_BIND_ERR */
@@ -689,6 +759,7 @@ int main(void)
 	caps();
 	type1();
 	type2();
+	type2_rewind();
 	bind_errors();
 	lifetimes();
 	zero_based();

@@ -298,6 +298,72 @@ static bool mr_equals(struct t *t, u32 off, const u8 *p, u32 len)
 	return true;
 }
 
+static int a_send(struct t *t, u64 wr_id, u32 len)
+{
+	struct ib_sge sge = { .addr = t->bdma, .length = len,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr w = { .wr_id = wr_id, .opcode = IB_WR_SEND,
+				.sg_list = &sge, .num_sge = 1 };
+
+	return post(t->a.qp, &w);
+}
+
+static int b_recv(struct t *t, u64 wr_id)
+{
+	struct ib_sge sge = { .addr = t->bdma + PAGE_SIZE, .length = 64,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_recv_wr r = { .wr_id = wr_id, .sg_list = &sge,
+				.num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(t->b.qp, &r, &bad);
+}
+
+/*
+ * Go-back-N over a REG_MR, as nvme-rdma's host meets it under loss: A's
+ * SEND finds no receive at B (RNR NAK) after A has already run the
+ * REG_MR posted behind it.  Resending the SEND must not run the REG_MR
+ * again: the MR is VALID by then, a second registration would fail
+ * (LOC_QP_OP_ERR) and take the QP down, the SEND first as a flush.
+ * Called with the MR VALID under t->mr->rkey.
+ */
+static void rewind_over_reg(struct t *t)
+{
+	u32 key = t->mr->rkey;
+
+	if (!new_pair(t))
+		return;
+	a_inv(t, key, 20, 0);
+	if (!expect(&t->a, 20, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL,
+		    "go-back-N over REG_MR: LOCAL_INV first"))
+		return;
+	ib_update_fast_reg_key(t->mr, ib_inc_rkey(key) & 0xff);
+	key = t->mr->rkey;
+	a_send(t, 21, 32);
+	a_reg(t, t->mr, key, 22, 0);
+	a_send(t, 23, 32);
+	/* the RNR NAKs meanwhile (min_rnr_timer 1, rnr_retry 7: endless) */
+	msleep(50);
+	tap(!b_recv(t, 24) && !b_recv(t, 25),
+	    "go-back-N over REG_MR: B posts its receives 50 ms late");
+	expect(&t->a, 21, IB_WC_SUCCESS, IB_WC_SEND, NULL,
+	       "go-back-N over REG_MR: the RNR-NAKed SEND");
+	expect(&t->a, 22, IB_WC_SUCCESS, IB_WC_REG_MR, NULL,
+	       "go-back-N over REG_MR: the REG_MR behind it, run once");
+	expect(&t->a, 23, IB_WC_SUCCESS, IB_WC_SEND, NULL,
+	       "go-back-N over REG_MR: the SEND after it");
+	expect(&t->b, 24, IB_WC_SUCCESS, IB_WC_RECV, NULL,
+	       "go-back-N over REG_MR: first receive");
+	expect(&t->b, 25, IB_WC_SUCCESS, IB_WC_RECV, NULL,
+	       "go-back-N over REG_MR: second receive");
+	fill(t->bbuf, 16, 26);
+	b_rdma(t, IB_WR_RDMA_WRITE, 26, key, t->mr->iova, 0, 16);
+	if (expect(&t->b, 26, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL,
+		   "go-back-N over REG_MR: WRITE under the new key"))
+		tap(mr_equals(t, 0, t->bbuf, 16),
+		    "go-back-N over REG_MR: WRITE data byte-exact");
+}
+
 static void run(struct t *t)
 {
 	u64 iova;
@@ -514,6 +580,7 @@ static void run(struct t *t)
 	/* FREE again: it can be registered once more */
 	if (!new_pair(t) || !reg_new_key(t, "REG_MR after remote invalidation"))
 		return;
+	rewind_over_reg(t);
 }
 
 static int __init rxe2_frmr_test_init(void)

@@ -10,7 +10,7 @@ export KVER
 
 .PHONY: all module provider selftests check check-debug bench fuzz demo deps install clean help lint
 
-all: module provider selftests tools/rxe2fuzz
+all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
@@ -59,6 +59,10 @@ check-debug: deps
 tools/rxe2fuzz: tools/rxe2fuzz.c
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
 
+# the capture tool a user installs: libpcap
+tools/rxe2dump: tools/rxe2dump.c
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpcap
+
 tools/memcpy_bw: tools/memcpy_bw.c
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
@@ -80,12 +84,13 @@ deps:
 
 # DESTDIR stages everything under a directory (packaging, tests);
 # PREFIX applies to librxe2 (the module goes where depmod looks).
-install: module provider tools/rxe2fuzz
+install: module provider tools/rxe2fuzz tools/rxe2dump
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
 	$(MAKE) -C provider install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0755 tools/rxe2fuzz $(DESTDIR)$(PREFIX)/bin/rxe2fuzz
+	install -D -m 0755 tools/rxe2dump $(DESTDIR)$(PREFIX)/bin/rxe2dump
 
 # Kernel style and sparse over the module; the public header alone.
 lint:
@@ -97,7 +102,8 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/rxe2fuzz
+	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/rxe2fuzz \
+		tools/rxe2dump
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"
@@ -107,5 +113,5 @@ help:
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
-	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz"
+	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

@@ -121,12 +121,14 @@ man_pages() {
 			return 1
 		}
 	done
-	man -l "$m/man1/rxe2fuzz.1" 2>&1 | grep -q '^ *rxe2fuzz - ' || {
-		echo "rxe2fuzz(1) missing or not rendered"
-		return 1
-	}
+	for tool in rxe2fuzz rxe2dump; do
+		man -l "$m/man1/$tool.1" 2>&1 | grep -q "^ *$tool - " || {
+			echo "$tool(1) missing or not rendered"
+			return 1
+		}
+	done
 }
-check "every exported rxe2dv_* function and rxe2fuzz have an installed man page" man_pages
+check "every exported rxe2dv_* function, rxe2fuzz and rxe2dump have an installed man page" man_pages
 
 # An application built only from the installed files (the staging root's
 # -I/-L stand in for the real ones).

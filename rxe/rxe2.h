@@ -69,15 +69,23 @@ enum rxe2_drop_reason {
 	RXE2_DROP_NUM
 };
 
-/* data path event counters, reported after the drops (rxe2_device.c) */
+/*
+ * Data path events, counted with an atomic: rare ones (errors, NAKs,
+ * retries, ODP faults) or per message.  The port counters in
+ * rxe2_device.c name them; those rdma_rxe also has carry its names.
+ */
 enum rxe2_dp_counter {
+	RXE2_DPC_DUP_REQUEST,		/* requests with an old PSN */
+	RXE2_DPC_OUT_OF_SEQ_REQUEST,	/* PSN gaps seen: sequence NAKs sent */
+	RXE2_DPC_RCVD_RNR_ERR,		/* RNR NAKs received */
+	RXE2_DPC_SEND_RNR_ERR,		/* RNR NAKs sent */
+	RXE2_DPC_RCVD_SEQ_ERR,		/* sequence NAKs received */
+	RXE2_DPC_RETRY_EXCEEDED,	/* WQEs completed RETRY_EXC_ERR */
+	RXE2_DPC_RNR_RETRY_EXCEEDED,	/* WQEs completed RNR_RETRY_EXC_ERR */
+	RXE2_DPC_COMPLETER_RETRY,	/* go-back-N rewinds, any cause */
+	RXE2_DPC_SEND_ERR,		/* packets that could not be sent */
+	RXE2_DPC_LINK_DOWNED,		/* port ACTIVE -> DOWN */
 	RXE2_DPC_ACK_TIMEOUTS,		/* retry timer expired, resent */
-	RXE2_DPC_RETRANSMITS,		/* go-back-N rewinds, any cause */
-	RXE2_DPC_SEQ_NAKS_SENT,
-	RXE2_DPC_SEQ_NAKS_RCVD,
-	RXE2_DPC_RNR_NAKS_SENT,
-	RXE2_DPC_RNR_NAKS_RCVD,
-	RXE2_DPC_DUP_REQUESTS,		/* requests with an old PSN */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */
@@ -93,6 +101,27 @@ enum rxe2_dp_counter {
 	RXE2_DPC_ODP_MR_PAGES,		/* size of the live ODP MRs, pages */
 	RXE2_DPC_ODP_MRS,		/* live ODP MRs */
 	RXE2_DPC_NUM
+};
+
+/*
+ * Per-packet events, counted per CPU (no shared cache line on the data
+ * path) and summed when read.  Bytes are RoCEv2 UDP payload: BTH to
+ * ICRC, pad included; a packet handed over locally counts what it would
+ * have been on the wire.
+ */
+enum rxe2_pcpu_counter {
+	RXE2_PC_SENT_PKTS,
+	RXE2_PC_SENT_BYTES,
+	RXE2_PC_RCVD_PKTS,
+	RXE2_PC_RCVD_BYTES,
+	RXE2_PC_ACK_DEFERRED,		/* RC requests without AckReq taken */
+	RXE2_PC_RDMA_SENDS,		/* SEND WQEs completed successfully */
+	RXE2_PC_RDMA_RECVS,		/* receive WQEs completed successfully */
+	RXE2_PC_NUM
+};
+
+struct rxe2_pcpu_counters {
+	u64 v[RXE2_PC_NUM];
 };
 
 struct rxe2_ic_map;
@@ -137,11 +166,27 @@ struct rxe2_dev {
 	u32 fault_tx_drop;		/* N, 0: off; READ_ONCE/WRITE_ONCE */
 	atomic_t fault_tx_seq;		/* packets sent since N was set */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
+	struct rxe2_pcpu_counters __percpu *pcnt;	/* per-packet events */
 };
 
 static inline void rxe2_dp_count(struct rxe2_dev *rdev, enum rxe2_dp_counter c)
 {
 	atomic64_inc(&rdev->dp_cnt[c]);
+}
+
+static inline void rxe2_pcount(struct rxe2_dev *rdev,
+			       enum rxe2_pcpu_counter c, u64 n)
+{
+	this_cpu_add(rdev->pcnt->v[c], n);
+}
+
+/* a packet sent, or received and taken, of len bytes (BTH to ICRC) */
+static inline void rxe2_count_pkt(struct rxe2_dev *rdev, bool sent, u32 len)
+{
+	enum rxe2_pcpu_counter c = sent ? RXE2_PC_SENT_PKTS : RXE2_PC_RCVD_PKTS;
+
+	this_cpu_inc(rdev->pcnt->v[c]);
+	this_cpu_add(rdev->pcnt->v[c + 1], len);
 }
 
 static inline void rxe2_rx_dropped(struct rxe2_dev *rdev,
@@ -165,6 +210,7 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 }
 
 /* rxe2_device.c */
+void rxe2_counters_init(void);
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);
 /* a registered device, with a reference: drop it with ib_device_put() */
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev);

@@ -73,7 +73,12 @@ static void rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched,
 static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 {
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, qp->sq.dev_index);
+	u32 op = rxe2_swqe(qp, qp->sq.dev_index)->opcode;
 
+	if (info->state == RXE2_WQE_DONE && info->status == IB_WC_SUCCESS &&
+	    (op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	     op == IB_UVERBS_WR_SEND_WITH_INV))
+		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_RDMA_SENDS, 1);
 	/* no retransmission or READ response can need its MRs any more */
 	rxe2_mr_msg_end(info->hold, RXE2_WQE_MRS);
 	info->state = RXE2_WQE_NEW;
@@ -159,6 +164,10 @@ static void rxe2_comp_fail(struct rxe2_qp *qp, int status)
 	u32 i = rxe2_comp_head(qp);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
+	if (status == IB_WC_RETRY_EXC_ERR)
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RETRY_EXCEEDED);
+	else if (status == IB_WC_RNR_RETRY_EXC_ERR)
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_RETRY_EXCEEDED);
 	if (i == qp->dp.req_next) {
 		if (info->state == RXE2_WQE_NEW)
 			goto out;
@@ -286,7 +295,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_RNR) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_NAKS_RCVD);
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RCVD_RNR_ERR);
 		if (dp->rnr_left == 0) {
 			rxe2_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -303,7 +312,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	}
 	switch (syn & RXE2_AETH_VAL_MASK) {
 	case RXE2_NAK_PSN_SEQ:
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEQ_NAKS_RCVD);
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RCVD_SEQ_ERR);
 		rxe2_req_rewind(qp, pkt->psn);
 		break;
 	case RXE2_NAK_REM_ACCESS:

@@ -215,65 +215,86 @@ void rxe2_port_refresh(struct rxe2_dev *rdev)
 	active = rxe2_port_is_active(rdev);
 	if (active == rdev->port_active)
 		return;
+	if (!active)
+		rxe2_dp_count(rdev, RXE2_DPC_LINK_DOWNED);
 	rdev->port_active = active;
 	rxe2_port_event(rdev, active ? IB_EVENT_PORT_ACTIVE :
 				       IB_EVENT_PORT_ERR);
 }
 
 /*
- * Port counters (rdma statistic, ports/1/hw_counters): rx_dropped, the
- * drops by enum rxe2_drop_reason (rx_dropped is their sum), then the data
- * path's enum rxe2_dp_counter in order.
+ * The port counters, in the order `rdma statistic` lists them: first
+ * rdma_rxe's, under its names, then the rest (docs/architecture.md,
+ * "Port counters").  Each names its source: a per-CPU counter (summed),
+ * an atomic data path counter, a drop reason, or the sum of the drops.
  */
-enum rxe2_counter {
-	RXE2_CNT_RX_DROPPED,
-	RXE2_CNT_DROP,
-	RXE2_CNT_DP = RXE2_CNT_DROP + RXE2_DROP_NUM,
-	RXE2_NUM_COUNTERS = RXE2_CNT_DP + RXE2_DPC_NUM
+enum rxe2_counter_src { RXE2_SRC_PCPU, RXE2_SRC_DP, RXE2_SRC_DROP,
+			RXE2_SRC_DROPS };
+
+static const struct {
+	const char *name;
+	u8 src;		/* enum rxe2_counter_src */
+	u8 idx;		/* in the source's enum */
+} rxe2_counters[] = {
+	{ "sent_pkts", RXE2_SRC_PCPU, RXE2_PC_SENT_PKTS },
+	{ "rcvd_pkts", RXE2_SRC_PCPU, RXE2_PC_RCVD_PKTS },
+	{ "duplicate_request", RXE2_SRC_DP, RXE2_DPC_DUP_REQUEST },
+	{ "out_of_seq_request", RXE2_SRC_DP, RXE2_DPC_OUT_OF_SEQ_REQUEST },
+	{ "rcvd_rnr_err", RXE2_SRC_DP, RXE2_DPC_RCVD_RNR_ERR },
+	{ "send_rnr_err", RXE2_SRC_DP, RXE2_DPC_SEND_RNR_ERR },
+	{ "rcvd_seq_err", RXE2_SRC_DP, RXE2_DPC_RCVD_SEQ_ERR },
+	{ "ack_deferred", RXE2_SRC_PCPU, RXE2_PC_ACK_DEFERRED },
+	{ "retry_exceeded_err", RXE2_SRC_DP, RXE2_DPC_RETRY_EXCEEDED },
+	{ "retry_rnr_exceeded_err", RXE2_SRC_DP, RXE2_DPC_RNR_RETRY_EXCEEDED },
+	{ "completer_retry_err", RXE2_SRC_DP, RXE2_DPC_COMPLETER_RETRY },
+	{ "send_err", RXE2_SRC_DP, RXE2_DPC_SEND_ERR },
+	{ "link_downed", RXE2_SRC_DP, RXE2_DPC_LINK_DOWNED },
+	{ "rdma_sends", RXE2_SRC_PCPU, RXE2_PC_RDMA_SENDS },
+	{ "rdma_recvs", RXE2_SRC_PCPU, RXE2_PC_RDMA_RECVS },
+	{ "sent_bytes", RXE2_SRC_PCPU, RXE2_PC_SENT_BYTES },
+	{ "rcvd_bytes", RXE2_SRC_PCPU, RXE2_PC_RCVD_BYTES },
+	{ "rx_dropped", RXE2_SRC_DROPS, 0 },
+	{ "rx_no_qp", RXE2_SRC_DROP, RXE2_DROP_NO_QP },
+	{ "rx_malformed", RXE2_SRC_DROP, RXE2_DROP_MALFORMED },
+	{ "rx_icrc_errors", RXE2_SRC_DROP, RXE2_DROP_ICRC },
+	{ "rx_backlog_drops", RXE2_SRC_DROP, RXE2_DROP_BACKLOG },
+	{ "rx_qp_state_drops", RXE2_SRC_DROP, RXE2_DROP_QP_STATE },
+	{ "rx_bad_qkey", RXE2_SRC_DROP, RXE2_DROP_BAD_QKEY },
+	{ "rx_no_recv_wqe", RXE2_SRC_DROP, RXE2_DROP_NO_RECV },
+	{ "rx_too_long", RXE2_SRC_DROP, RXE2_DROP_TOO_LONG },
+	{ "ack_timeouts", RXE2_SRC_DP, RXE2_DPC_ACK_TIMEOUTS },
+	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
+	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },
+	{ "num_page_faults", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULTS },
+	{ "num_page_fault_pages", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULT_PAGES },
+	{ "num_invalidations", RXE2_SRC_DP, RXE2_DPC_ODP_INVALIDATIONS },
+	{ "num_invalidation_pages", RXE2_SRC_DP, RXE2_DPC_ODP_INVALIDATION_PAGES },
+	{ "num_prefetches_handled", RXE2_SRC_DP, RXE2_DPC_ODP_PREFETCHES },
+	{ "num_prefetch_pages", RXE2_SRC_DP, RXE2_DPC_ODP_PREFETCH_PAGES },
+	{ "num_failed_resolutions", RXE2_SRC_DP, RXE2_DPC_ODP_FAILED_RESOLUTIONS },
+	{ "num_mrs_not_found", RXE2_SRC_DP, RXE2_DPC_ODP_MRS_NOT_FOUND },
+	{ "num_odp_mr_pages", RXE2_SRC_DP, RXE2_DPC_ODP_MR_PAGES },
+	{ "num_odp_mrs", RXE2_SRC_DP, RXE2_DPC_ODP_MRS },
 };
 
-static const struct rdma_stat_desc rxe2_counter_descs[] = {
-	[RXE2_CNT_RX_DROPPED].name = "rx_dropped",
-	[RXE2_CNT_DROP + RXE2_DROP_NO_QP].name = "rx_no_qp",
-	[RXE2_CNT_DROP + RXE2_DROP_MALFORMED].name = "rx_malformed",
-	[RXE2_CNT_DROP + RXE2_DROP_ICRC].name = "rx_icrc_errors",
-	[RXE2_CNT_DROP + RXE2_DROP_BACKLOG].name = "rx_backlog_drops",
-	[RXE2_CNT_DROP + RXE2_DROP_QP_STATE].name = "rx_qp_state_drops",
-	[RXE2_CNT_DROP + RXE2_DROP_BAD_QKEY].name = "rx_bad_qkey",
-	[RXE2_CNT_DROP + RXE2_DROP_NO_RECV].name = "rx_no_recv_wqe",
-	[RXE2_CNT_DROP + RXE2_DROP_TOO_LONG].name = "rx_too_long",
-	[RXE2_CNT_DP + RXE2_DPC_ACK_TIMEOUTS].name = "ack_timeouts",
-	[RXE2_CNT_DP + RXE2_DPC_RETRANSMITS].name = "retransmits",
-	[RXE2_CNT_DP + RXE2_DPC_SEQ_NAKS_SENT].name = "seq_naks_sent",
-	[RXE2_CNT_DP + RXE2_DPC_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
-	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_SENT].name = "rnr_naks_sent",
-	[RXE2_CNT_DP + RXE2_DPC_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
-	[RXE2_CNT_DP + RXE2_DPC_DUP_REQUESTS].name = "duplicate_requests",
-	/* inline-receive */
-	[RXE2_CNT_DP + RXE2_DPC_INLINE_RECV].name = "inline_recv_completions",
-	[RXE2_CNT_DP + RXE2_DPC_FAULT_TX_DROPS].name = "fault_tx_drops",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULTS].name = "num_page_faults",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_PAGE_FAULT_PAGES].name =
-		"num_page_fault_pages",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_INVALIDATIONS].name = "num_invalidations",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_INVALIDATION_PAGES].name =
-		"num_invalidation_pages",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_PREFETCHES].name =
-		"num_prefetches_handled",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_PREFETCH_PAGES].name = "num_prefetch_pages",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_FAILED_RESOLUTIONS].name =
-		"num_failed_resolutions",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_MRS_NOT_FOUND].name = "num_mrs_not_found",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_MR_PAGES].name = "num_odp_mr_pages",
-	[RXE2_CNT_DP + RXE2_DPC_ODP_MRS].name = "num_odp_mrs",
-};
+/* rdma_stat_desc wants the names alone, in an array of their own */
+static struct rdma_stat_desc rxe2_counter_descs[ARRAY_SIZE(rxe2_counters)];
+
+void rxe2_counters_init(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rxe2_counters); i++)
+		rxe2_counter_descs[i].name = rxe2_counters[i].name;
+}
 
 static struct rdma_hw_stats *rxe2_alloc_hw_port_stats(struct ib_device *ibdev,
 						      u32 port)
 {
-	BUILD_BUG_ON(ARRAY_SIZE(rxe2_counter_descs) != RXE2_NUM_COUNTERS);
+	BUILD_BUG_ON(ARRAY_SIZE(rxe2_counter_descs) !=
+		     RXE2_PC_NUM + RXE2_DPC_NUM + RXE2_DROP_NUM + 1);
 	return rdma_alloc_hw_stats_struct(rxe2_counter_descs,
-					  RXE2_NUM_COUNTERS,
+					  ARRAY_SIZE(rxe2_counter_descs),
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -281,18 +302,33 @@ static int rxe2_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct rxe2_dev *rdev = to_rdev(ibdev);
-	u64 drops = 0;
-	int i;
+	u64 pc[RXE2_PC_NUM] = {}, drops = 0;
+	int cpu, i;
 
-	for (i = 0; i < RXE2_DROP_NUM; i++) {
-		stats->value[RXE2_CNT_DROP + i] =
-			atomic64_read(&rdev->rx_drops[i]);
-		drops += stats->value[RXE2_CNT_DROP + i];
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < RXE2_PC_NUM; i++)
+			pc[i] += READ_ONCE(per_cpu_ptr(rdev->pcnt, cpu)->v[i]);
+	for (i = 0; i < RXE2_DROP_NUM; i++)
+		drops += atomic64_read(&rdev->rx_drops[i]);
+	for (i = 0; i < ARRAY_SIZE(rxe2_counters); i++) {
+		unsigned int idx = rxe2_counters[i].idx;
+
+		switch (rxe2_counters[i].src) {
+		case RXE2_SRC_PCPU:
+			stats->value[i] = pc[idx];
+			break;
+		case RXE2_SRC_DP:
+			stats->value[i] = atomic64_read(&rdev->dp_cnt[idx]);
+			break;
+		case RXE2_SRC_DROP:
+			stats->value[i] = atomic64_read(&rdev->rx_drops[idx]);
+			break;
+		default:
+			stats->value[i] = drops;
+			break;
+		}
 	}
-	stats->value[RXE2_CNT_RX_DROPPED] = drops;
-	for (i = 0; i < RXE2_DPC_NUM; i++)
-		stats->value[RXE2_CNT_DP + i] = atomic64_read(&rdev->dp_cnt[i]);
-	return RXE2_NUM_COUNTERS;
+	return ARRAY_SIZE(rxe2_counters);
 }
 
 static int rxe2_query_port(struct ib_device *ibdev, u32 port,
@@ -428,6 +464,7 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	rxe2_gids_forget(rdev);
 	rxe2_tables_fini(rdev);
 	rxe2_ic_fini(rdev);
+	free_percpu(rdev->pcnt);
 	netdev_put(rdev->ndev, &rdev->ndev_tracker);
 }
 
@@ -564,6 +601,11 @@ int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe2_init_attr(rdev);
 	rxe2_tables_init(rdev);
 	/* from here on, ib_dealloc_device() undoes all of it */
+	rdev->pcnt = alloc_percpu(struct rxe2_pcpu_counters);
+	if (!rdev->pcnt) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
 
 	rtnl_lock();
 	rxe2_port_update(rdev);

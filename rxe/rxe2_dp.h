@@ -62,6 +62,7 @@ struct rxe2_pkt {
 	u32 qpn;
 	u8 *payload;
 	u32 paylen;
+	u32 wire_len;		/* BTH .. ICRC, for the counters */
 };
 
 static inline void *rxe2_pkt_ext(const struct rxe2_pkt *p, enum rxe2_opf h)

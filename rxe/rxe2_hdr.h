@@ -50,6 +50,16 @@ struct rxe2_aeth {
 #define RXE2_AETH_VAL_MASK	0x1f
 #define RXE2_AETH_CREDIT_INVALID 0x1f	/* end-to-end flow control unused */
 
+/*
+ * What a packet handed over locally (no skb) would have been on the wire,
+ * BTH to ICRC, for the sent_bytes and rcvd_bytes counters: an ACK; a
+ * request of len bytes of headers and payload (headers are multiples of
+ * four bytes, so the pad rounds the whole up).
+ */
+#define RXE2_ACK_WIRE_LEN	(sizeof(struct rxe2_bth) + \
+				 sizeof(struct rxe2_aeth) + RXE2_ICRC_LEN)
+#define RXE2_REQ_WIRE_LEN(len)	(ALIGN(len, 4) + RXE2_ICRC_LEN)
+
 enum rxe2_nak_code {
 	RXE2_NAK_PSN_SEQ	= 0,
 	RXE2_NAK_INV_REQ	= 1,

@@ -120,6 +120,7 @@ static int __init rxe2_module_init(void)
 
 	if (!rxe2_params_ok())
 		return -EINVAL;
+	rxe2_counters_init();
 
 	err = rxe2_mr_init();
 	if (err)

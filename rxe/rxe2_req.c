@@ -377,7 +377,7 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 
 	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 		return;		/* nothing sent from there yet */
-	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RETRANSMITS);
+	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_COMPLETER_RETRY);
 	for (i = qp->sq.dev_index; i != old_next; i++) {
 		info = rxe2_sinfo(qp, i);
 		if (info->state != RXE2_WQE_DONE &&

@@ -125,10 +125,14 @@ static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 				    w->num_sge);
 	}
 	qp->dp.rcv_inline = false;
-	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic->cqe, solicited))
+	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic->cqe, solicited)) {
 		rxe2_qp_error(qp);
-	else if (inl)
+		return;
+	}
+	if (inl)
 		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_INLINE_RECV);
+	if (ic->cqe.status == IB_WC_SUCCESS)
+		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_RDMA_RECVS, 1);
 }
 
 static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
@@ -283,7 +287,7 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_NAKS_SENT);
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_RNR_ERR);
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
@@ -813,14 +817,14 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (!dp->nak_sent) {
 			dp->nak_sent = true;
 			rxe2_dp_count(rxe2_qp_rdev(qp),
-				      RXE2_DPC_SEQ_NAKS_SENT);
+				      RXE2_DPC_OUT_OF_SEQ_REQUEST);
 			rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ,
 				      dp->resp_psn);
 		}
 		return;
 	}
 	if (rc && d < 0) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_DUP_REQUESTS);
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_DUP_REQUEST);
 		rxe2_resp_duplicate(qp, pkt);
 		return;
 	}
@@ -833,6 +837,10 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		dp->resp_psn = pkt->psn;
 	}
 	dp->nak_sent = false;
+	/* its ACK comes with a later packet's (READs get responses) */
+	if (rc && !pkt->ackreq &&
+	    !(pkt->flags & (RXE2_OPF_READ | RXE2_OPF_ATOMIC)))
+		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_ACK_DEFERRED, 1);
 
 	/* opcode sequence: a FIRST/ONLY starts a message, others continue */
 	if (dp->in_msg ? (pkt->flags & RXE2_OPF_FIRST) ||

@@ -280,6 +280,7 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 	pkt->qpn = ntohl(bth->qpn) & RXE2_QPN_MASK;
 	pkt->payload = pkt->hdr + oi->hdr_len;
 	pkt->paylen = tlen - oi->hdr_len - pad - RXE2_ICRC_LEN;
+	pkt->wire_len = tlen;
 	if (!(oi->flags & RXE2_OPF_PAYLOAD) && pkt->paylen)
 		return RXE2_DROP_MALFORMED;
 	return RXE2_DROP_NUM;
@@ -331,6 +332,7 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		.qpn = qp->ibqp.qp_num,
 	};
 
+	rxe2_count_pkt(rxe2_qp_rdev(qp), false, RXE2_ACK_WIRE_LEN);
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		rxe2_comp_rx(qp, &pkt);
@@ -443,10 +445,14 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			rxe2_rx_loop_ack(qp, smsn, psn);
 			continue;
 		case RXE2_RX_REQ:
-			if (!rxe2_rx_parse_loop(qp, &pkt))
+			if (rxe2_rx_parse_loop(qp, &pkt)) {
+				if (!rxe2_rx_pkt(qp, &pkt))
+					return;	/* stays in the slot */
+				rxe2_count_pkt(rdev, false,
+					       RXE2_REQ_WIRE_LEN(qp->dp.lreq_len));
+			} else {
 				rxe2_rx_dropped(rdev, RXE2_DROP_MALFORMED);
-			else if (!rxe2_rx_pkt(qp, &pkt))
-				return;	/* stays in the slot */
+			}
 			/* release: done with the slot, a sender may refill it */
 			smp_store_release(&qp->dp.lreq_len, 0);
 			continue;
@@ -462,6 +468,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			skb_queue_head(&qp->dp.rx_queue, skb);
 			return;
 		}
+		rxe2_count_pkt(rdev, false, pkt.wire_len);
 		kfree_skb(skb);
 	}
 out:

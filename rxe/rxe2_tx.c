@@ -244,12 +244,12 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 				 qp->attr.dest_qp_num, &local);
 	if (!local)
 		return false;
-	if (!to)
-		return true;
-	if (rxe2_qp_deliver_ack(qp, to, smsn, psn))
-		return true;
-	rxe2_qp_put(to);
-	return false;
+	if (to && !rxe2_qp_deliver_ack(qp, to, smsn, psn)) {
+		rxe2_qp_put(to);
+		return false;
+	}
+	rxe2_count_pkt(rdev, true, RXE2_ACK_WIRE_LEN);
+	return true;
 }
 
 /*
@@ -295,6 +295,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		if (to)
 			rxe2_qp_put(to);
 		kfree_skb(skb);
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_ERR);
 		return ret;
 	}
 	skb->ip_summed = CHECKSUM_NONE;
@@ -307,6 +308,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		}
 		rxe2_skb_cb(skb)->trusted = true;
 		rxe2_qp_deliver(qp, to, skb);
+		rxe2_count_pkt(rxe2_qp_rdev(qp), true, tlen);
 		return 0;
 	}
 	rxe2_tx_icrc(skb, av->ipv6, tlen);
@@ -314,7 +316,12 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		ret = ip6_local_out(net, NULL, skb);
 	else
 		ret = ip_local_out(net, NULL, skb);
-	return net_xmit_eval(ret) ? -ENOBUFS : 0;
+	if (net_xmit_eval(ret)) {
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_ERR);
+		return -ENOBUFS;
+	}
+	rxe2_count_pkt(rxe2_qp_rdev(qp), true, tlen);
+	return 0;
 }
 
 /*
@@ -339,6 +346,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	/* a port that is down sends nothing (RC retries, then gives up) */
 	if (!READ_ONCE(rdev->port_active)) {
 		kfree_skb(skb);
+		rxe2_dp_count(rdev, RXE2_DPC_SEND_ERR);
 		return -ENETDOWN;
 	}
 	if (rxe2_fault_tx_drop(rdev)) {
@@ -349,6 +357,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);
 	if (local && !to) {
+		rxe2_count_pkt(rdev, true, skb->len);
 		kfree_skb(skb);
 		return 0;	/* as if the receiver dropped it */
 	}
@@ -404,17 +413,21 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 
 	if (skb)
 		return rxe2_tx_send(qp, av, sport, skb);
-	if (!READ_ONCE(rdev->port_active))
+	if (!READ_ONCE(rdev->port_active)) {
+		rxe2_dp_count(rdev, RXE2_DPC_SEND_ERR);
 		return -ENETDOWN;
+	}
 	if (rxe2_fault_tx_drop(rdev))
 		return 0;	/* lost on the wire */
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(bth->qpn), &local);
-	if (local && !to)
-		return 0;	/* as if the receiver dropped it */
-	if (local && !dev_nit_active(rdev->ndev) &&
-	    rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))
+	if ((local && !to) ||
+	    (local && !dev_nit_active(rdev->ndev) &&
+	     rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))) {
+		/* handed over, or as if the receiver dropped it */
+		rxe2_count_pkt(rdev, true, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
 		return 0;
+	}
 	/* a packet after all; as headers and payload, the pad is the same */
 	skb = rxe2_tx_alloc(qp, 0, dp->tx_stage_len, &bth);
 	if (!skb) {

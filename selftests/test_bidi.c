@@ -129,7 +129,7 @@ static void run(bool srq)
 {
 	const char *what = srq ? "bidirectional SENDs, SRQ-fed QPs" :
 				 "bidirectional SENDs, RC QPs";
-	long rnr0 = dp_hw_counter(dev.name, "rnr_naks_sent");
+	long rnr0 = dp_hw_counter(dev.name, "send_rnr_err");
 	struct side a, b;
 	struct dp_conn c;
 	uint64_t t0, now;
@@ -166,10 +166,10 @@ static void run(bool srq)
 	       b.received <= a.completed + DEPTH,
 	       "%s: every message arrived in order, byte for byte", what);
 	if (rnr0 >= 0)
-		tap_ret(dp_hw_counter(dev.name, "rnr_naks_sent") - rnr0, 0,
+		tap_ret(dp_hw_counter(dev.name, "send_rnr_err") - rnr0, 0,
 			"%s: no RNR NAK", what);
 	else
-		tap_skip("%s: no rnr_naks_sent counter", what);
+		tap_skip("%s: no send_rnr_err counter", what);
 	free_side(&a);
 	free_side(&b);
 }

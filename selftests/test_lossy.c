@@ -308,10 +308,10 @@ static void run(const char *what, const char *netem, uint32_t seed)
 		link_down();
 		tap_bail("no RC pair");
 	}
-	rtx0 = dp_hw_counter(DA, "retransmits");
+	rtx0 = dp_hw_counter(DA, "completer_retry_err");
 	to0 = dp_hw_counter(DA, "ack_timeouts");
-	sn0 = dp_hw_counter(DB, "seq_naks_sent");
-	dup0 = dp_hw_counter(DB, "duplicate_requests");
+	sn0 = dp_hw_counter(DB, "out_of_seq_request");
+	dup0 = dp_hw_counter(DB, "duplicate_request");
 	f0 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
 
 	t0 = dp_now_ms();
@@ -337,13 +337,13 @@ static void run(const char *what, const char *netem, uint32_t seed)
 	tap_ret(qp_state(l.a.qp), IBV_QPS_RTS, "%s: the requester is still in RTS",
 		what);
 
-	rtx1 = dp_hw_counter(DA, "retransmits");
+	rtx1 = dp_hw_counter(DA, "completer_retry_err");
 	to1 = dp_hw_counter(DA, "ack_timeouts");
-	sn1 = dp_hw_counter(DB, "seq_naks_sent");
-	dup1 = dp_hw_counter(DB, "duplicate_requests");
+	sn1 = dp_hw_counter(DB, "out_of_seq_request");
+	dup1 = dp_hw_counter(DB, "duplicate_request");
 	f1 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
-	tap_diag("%s: " DA ": retransmits +%ld, ack_timeouts +%ld; " DB
-		 ": seq_naks_sent +%ld, duplicate_requests +%ld; fault_tx_drops +%ld",
+	tap_diag("%s: " DA ": completer_retry_err +%ld, ack_timeouts +%ld; " DB
+		 ": out_of_seq_request +%ld, duplicate_request +%ld; fault_tx_drops +%ld",
 		 what, rtx1 - rtx0, to1 - to0, sn1 - sn0, dup1 - dup0, f1 - f0);
 	tap_ok(rtx1 > rtx0 && dup1 > dup0 && (netem || f1 > f0),
 	       "%s: the link lost packets: the requester went back, the responder saw duplicates",

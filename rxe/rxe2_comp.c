@@ -12,6 +12,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 static u32 rxe2_wc_opcode(u32 op)
 {
@@ -288,6 +289,8 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 prev = (pkt->psn - 1) & RXE2_PSN_MASK;
 
+	trace_rxe2_nak(qp->ibqp.device->index, qp->ibqp.qp_num, pkt->psn, syn,
+		       false);
 	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
 	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
 		return;		/* stale */

@@ -20,6 +20,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "rxe2_verbs.h"
+#include "rxe2_trace.h"
 
 /*
  * An implicit MR covers the whole address space with children of this
@@ -259,8 +260,14 @@ static int rxe2_odp_access_umem(struct ib_umem_odp *odp, u64 va, u32 len,
 	return faulted;
 }
 
-static void rxe2_odp_count_fault(struct rxe2_dev *rdev, int ret)
+static void rxe2_odp_count_fault(struct rxe2_mr *mr, u64 iova, u64 len,
+				 int ret)
 {
+	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
+
+	if (ret)
+		trace_rxe2_odp_fault(rdev->ibdev.index, mr->ibmr.lkey, iova,
+				     len, ret);
 	if (ret < 0) {
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_FAILED_RESOLUTIONS);
 	} else if (ret > 0) {
@@ -331,7 +338,7 @@ int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 	if (!len)
 		return 0;
 	ret = rxe2_odp_walk(mr, iova, len, write, false, fn, arg);
-	rxe2_odp_count_fault(to_rdev(mr->ibmr.device), ret);
+	rxe2_odp_count_fault(mr, iova, len, ret);
 	return ret < 0 ? ret : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <rdma/ib_cache.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 #define RXE2_MAX_TIMEOUT	31
 #define RXE2_MAX_RETRY		7
@@ -390,6 +391,8 @@ static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 		memset(&qp->attr, 0, sizeof(qp->attr));
 		rxe2_qp_dp_reset(qp);
 	}
+	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
+			    new);
 	qp->state = new;
 }
 

@@ -12,6 +12,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 #define RXE2_MAX_MSG_SZ		0x80000000u
 
@@ -378,6 +379,8 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 		return;		/* nothing sent from there yet */
 	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_COMPLETER_RETRY);
+	trace_rxe2_retransmit(qp->ibqp.device->index, qp->ibqp.qp_num, psn,
+			      dp->req_psn);
 	for (i = qp->sq.dev_index; i != old_next; i++) {
 		info = rxe2_sinfo(qp, i);
 		if (info->state != RXE2_WQE_DONE &&

@@ -17,6 +17,7 @@
 #include <rdma/ib_umem.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 /* ibv_wc_flags values, which the CQE carries */
 #define RXE2_WC_GRH		(1 << 0)
@@ -83,9 +84,11 @@ void rxe2_send_ack(struct rxe2_qp *qp, u8 syn, u32 psn)
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
 
-	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_ACK &&
-	    rxe2_tx_loop_ack(qp, (u32)syn << 24 | (qp->dp.msn & 0xffffff),
-			     psn & RXE2_PSN_MASK))
+	if ((syn & RXE2_AETH_TYPE_MASK) != RXE2_AETH_ACK)
+		trace_rxe2_nak(qp->ibqp.device->index, qp->ibqp.qp_num,
+			       psn & RXE2_PSN_MASK, syn, true);
+	else if (rxe2_tx_loop_ack(qp, (u32)syn << 24 | (qp->dp.msn & 0xffffff),
+				  psn & RXE2_PSN_MASK))
 		return;
 	bth = rxe2_resp_alloc(qp, RXE2_OP_ACK, 0, psn, &skb);
 	if (!bth)

@@ -16,6 +16,7 @@
 #include <linux/udp.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 #define B	sizeof(struct rxe2_bth)
 #define RETH	sizeof(struct rxe2_reth)
@@ -317,6 +318,14 @@ static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	return (oi->flags & RXE2_OPF_PAYLOAD) || !pkt->paylen;
 }
 
+/* a packet taken by the QP: counted and traced; len BTH to ICRC */
+static void rxe2_rx_taken(struct rxe2_dev *rdev, const struct rxe2_pkt *pkt,
+			  u32 len)
+{
+	rxe2_count_pkt(rdev, false, len);
+	trace_rxe2_rx(rdev->ibdev.index, pkt->opcode, pkt->qpn, pkt->psn, len);
+}
+
 /* an ACK handed over by rxe2_qp_deliver_ack(), to the completer */
 static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 {
@@ -332,7 +341,7 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		.qpn = qp->ibqp.qp_num,
 	};
 
-	rxe2_count_pkt(rxe2_qp_rdev(qp), false, RXE2_ACK_WIRE_LEN);
+	rxe2_rx_taken(rxe2_qp_rdev(qp), &pkt, RXE2_ACK_WIRE_LEN);
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		rxe2_comp_rx(qp, &pkt);
@@ -448,8 +457,8 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			if (rxe2_rx_parse_loop(qp, &pkt)) {
 				if (!rxe2_rx_pkt(qp, &pkt))
 					return;	/* stays in the slot */
-				rxe2_count_pkt(rdev, false,
-					       RXE2_REQ_WIRE_LEN(qp->dp.lreq_len));
+				rxe2_rx_taken(rdev, &pkt,
+					      RXE2_REQ_WIRE_LEN(qp->dp.lreq_len));
 			} else {
 				rxe2_rx_dropped(rdev, RXE2_DROP_MALFORMED);
 			}
@@ -468,7 +477,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			skb_queue_head(&qp->dp.rx_queue, skb);
 			return;
 		}
-		rxe2_count_pkt(rdev, false, pkt.wire_len);
+		rxe2_rx_taken(rdev, &pkt, pkt.wire_len);
 		kfree_skb(skb);
 	}
 out:

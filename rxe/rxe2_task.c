@@ -26,6 +26,7 @@
 #include <rdma/ib_umem.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 static struct workqueue_struct *rxe2_wq;
 
@@ -423,6 +424,8 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 
 	if (qp->state == IB_QPS_ERR)
 		return;
+	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
+			    IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	WRITE_ONCE(qp->dp.retry_live, false);
 	del_timer(&qp->dp.retry_timer);

@@ -19,6 +19,7 @@
 #include <rdma/ib_addr.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_trace.h"
 
 /*
  * Room for the IP and UDP headers and the netdev's link-layer header
@@ -198,6 +199,16 @@ static void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen)
 	memcpy(skb_tail_pointer(skb) - RXE2_ICRC_LEN, &icrc, sizeof(icrc));
 }
 
+/* a packet sent, or handed over: counted and traced; len BTH to ICRC */
+static void rxe2_tx_sent(struct rxe2_dev *rdev, const struct rxe2_bth *bth,
+			 u32 len)
+{
+	rxe2_count_pkt(rdev, true, len);
+	trace_rxe2_tx(rdev->ibdev.index, bth->opcode,
+		      ntohl(bth->qpn) & RXE2_QPN_MASK,
+		      ntohl(bth->apsn) & RXE2_PSN_MASK, len);
+}
+
 /*
  * Show a loopback packet to the taps (tcpdump, packet sockets) of our
  * netdev as if it left through it: a link-layer header addressed to the
@@ -249,6 +260,8 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		return false;
 	}
 	rxe2_count_pkt(rdev, true, RXE2_ACK_WIRE_LEN);
+	trace_rxe2_tx(rdev->ibdev.index, RXE2_OP_ACK, qp->attr.dest_qp_num, psn,
+		      RXE2_ACK_WIRE_LEN);
 	return true;
 }
 
@@ -264,6 +277,8 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 	struct net_device *ndev = rxe2_qp_rdev(qp)->ndev;
 	struct net *net = dev_net(ndev);
 	unsigned int tlen = skb->len;	/* BTH .. ICRC */
+	/* for the counters and the trace, after the skb is gone */
+	struct rxe2_bth bth = *(struct rxe2_bth *)skb->data;
 	struct udphdr *uh;
 	int ret;
 
@@ -308,7 +323,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		}
 		rxe2_skb_cb(skb)->trusted = true;
 		rxe2_qp_deliver(qp, to, skb);
-		rxe2_count_pkt(rxe2_qp_rdev(qp), true, tlen);
+		rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
 		return 0;
 	}
 	rxe2_tx_icrc(skb, av->ipv6, tlen);
@@ -320,7 +335,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_ERR);
 		return -ENOBUFS;
 	}
-	rxe2_count_pkt(rxe2_qp_rdev(qp), true, tlen);
+	rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
 	return 0;
 }
 
@@ -357,7 +372,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);
 	if (local && !to) {
-		rxe2_count_pkt(rdev, true, skb->len);
+		rxe2_tx_sent(rdev, (struct rxe2_bth *)skb->data, skb->len);
 		kfree_skb(skb);
 		return 0;	/* as if the receiver dropped it */
 	}
@@ -425,7 +440,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	    (local && !dev_nit_active(rdev->ndev) &&
 	     rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))) {
 		/* handed over, or as if the receiver dropped it */
-		rxe2_count_pkt(rdev, true, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+		rxe2_tx_sent(rdev, bth, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
 		return 0;
 	}
 	/* a packet after all; as headers and payload, the pad is the same */

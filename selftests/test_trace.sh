@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# rxe2's tracepoints (system rdma_rxe2) through tracefs, on $RXE2_DEV
+# talking to itself:
+# - ibv_rc_pingpong of 3000 B messages: rxe2_tx and rxe2_rx events with
+#   SEND_FIRST/MIDDLE/LAST and ACK opcodes, exactly as many of each as
+#   the device's sent_pkts and rcvd_pkts counters moved; rxe2_qp_state
+#   RESET -> INIT -> RTR -> RTS for both QPs;
+# - the same while the device loses one packet in 5 (fault_tx_drop):
+#   rxe2_nak sent and received, rxe2_retransmit, as many rewinds as
+#   completer_retry_err moved;
+# - ibv_rc_pingpong -o (on-demand paging): rxe2_odp_fault events with
+#   pages, as many as num_page_faults moved.
+# TAP output; the plan is printed last.
+
+. "$(dirname "$0")/lib.sh"
+dev=${RXE2_DEV:-rxe2_0}
+n=0 failed=0
+work=$(mktemp -d /tmp/trace.XXXXXX) || exit 1
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
+check() {
+	_d=$1
+	shift
+	if _o=$("$@" 2>&1); then
+		ok "$_d"
+	else
+		not_ok "$_d"
+		echo "$_o" | tail -n 20 | sed 's/^/#   /'
+	fi
+}
+
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+if [ ! -d $T/events/rdma_rxe2 ]; then
+	echo "1..0 # SKIP no tracefs or no rdma_rxe2 events"
+	exit 0
+fi
+cleanup() {
+	echo 0 >$T/events/rdma_rxe2/enable
+	echo 0 >/sys/class/infiniband/"$dev"/fault_tx_drop
+	echo >$T/trace
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+idx=$(rdma dev show "$dev" | sed -n 's/^\([0-9]*\): .*/\1/p')
+gid=$(ipv4_gid_index "$dev")
+ip=$(ibdev_ipv4 "$dev")
+cnt() { cat /sys/class/infiniband/"$dev"/ports/1/hw_counters/"$1"; }
+
+# run NAME PORT ARGS...: ibv_rc_pingpong server and client on $dev with
+# the events on, the trace of this device into $work/NAME
+run() {
+	_name=$1 _port=$2
+	shift 2
+	echo >$T/trace
+	echo 1 >$T/events/rdma_rxe2/enable
+	xpair "$_name" "" "" tcp:$_port "" \
+		ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" -- \
+		ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" "$ip"
+	echo 0 >$T/events/rdma_rxe2/enable
+	grep " dev $idx " $T/trace >"$work/$_name"
+}
+events() { grep -c "$1: dev $idx $2" "$work/$3"; }
+
+xwork=$work
+s0=$(cnt sent_pkts) r0=$(cnt rcvd_pkts)
+run plain 19501 -n 5 -s 3000
+s1=$(cnt sent_pkts) r1=$(cnt rcvd_pkts)
+tx=$(events rxe2_tx "" plain) rx=$(events rxe2_rx "" plain)
+check "rxe2_tx events ($tx) = sent_pkts moved ($((s1 - s0)))" \
+	test "$tx" = $((s1 - s0))
+check "rxe2_rx events ($rx) = rcvd_pkts moved ($((r1 - r0)))" \
+	test "$rx" = $((r1 - r0))
+for op in 00:SEND_FIRST 01:SEND_MIDDLE 02:SEND_LAST 11:ACK; do
+	k=$(events rxe2_tx "opcode 0x${op%%:*}" plain)
+	check "rxe2_tx ${op#*:} (0x${op%%:*}): $k events" test "$k" -ge 5
+done
+for t in "RESET -> INIT" "INIT -> RTR" "RTR -> RTS"; do
+	k=$(grep -c "rxe2_qp_state: dev $idx qpn 0x[0-9a-f]* $t" "$work/plain")
+	check "rxe2_qp_state $t: both QPs ($k)" test "$k" = 2
+done
+head -n 3 "$work/plain" | sed 's/^/# /'
+
+echo 5 >/sys/class/infiniband/"$dev"/fault_tx_drop
+c0=$(cnt completer_retry_err)
+run lossy 19502 -n 20 -s 3000
+echo 0 >/sys/class/infiniband/"$dev"/fault_tx_drop
+c1=$(cnt completer_retry_err)
+rt=$(events rxe2_retransmit "" lossy)
+check "rxe2_retransmit events ($rt) = completer_retry_err moved ($((c1 - c0))), > 0" \
+	sh -c "[ $rt -gt 0 ] && [ $rt = $((c1 - c0)) ]"
+check "rxe2_nak sent and received under loss" sh -c \
+	"grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* sent' '$work/lossy' &&
+	 grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* received' '$work/lossy'"
+grep -m 2 "rxe2_nak\|rxe2_retransmit" "$work/lossy" | sed 's/^/# /'
+
+f0=$(cnt num_page_faults)
+run odp 19503 -n 3 -s 3000 -o
+f1=$(cnt num_page_faults)
+of=$(grep -c "rxe2_odp_fault: dev $idx lkey 0x[0-9a-f]* iova 0x[0-9a-f]* len [0-9]* pages [1-9]" "$work/odp")
+check "rxe2_odp_fault events with pages ($of) = num_page_faults moved ($((f1 - f0))), > 0" \
+	sh -c "[ $of -gt 0 ] && [ $of = $((f1 - f0)) ]"
+
+echo "1..$n"
+[ $failed = 0 ]

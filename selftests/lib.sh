@@ -19,6 +19,13 @@ ipv4_gid_index() {
 	return 1
 }
 
+# scaled SECONDS: a program's time limit, SECONDS at the default 180 s per
+# test and longer where selftests/run gives tests more (RXE2_TEST_TIMEOUT:
+# make check-debug's sanitizer kernel runs about five times slower).
+scaled() {
+	echo $(($1 * ${RXE2_TEST_TIMEOUT:-180} / 180))
+}
+
 # wait_listen PORT: until a TCP port listens, at most 10 seconds.
 wait_listen() {
 	_n=0
@@ -252,7 +259,7 @@ xpair() {
 	_srv=$xwork/run.srv _cli=$xwork/run.cli
 	xpair_t0=$(date +%s.%N)
 	# shellcheck disable=SC2046,SC2086 # words on purpose
-	timeout -k 2 60 $(nsexec "$_sns") $_srv_cmd >"$_srv" 2>&1 &
+	timeout -k 2 "$(scaled 60)" $(nsexec "$_sns") $_srv_cmd >"$_srv" 2>&1 &
 	_spid=$!
 	_up=0
 	case $_wait in
@@ -274,7 +281,7 @@ xpair() {
 	_try=1
 	while :; do
 		# shellcheck disable=SC2046 # empty or three words
-		timeout -k 2 60 $(nsexec "$_cns") "$@" >"$_cli" 2>&1
+		timeout -k 2 "$(scaled 60)" $(nsexec "$_cns") "$@" >"$_cli" 2>&1
 		_crc=$?
 		if [ $_crc = 0 ] || [ $_try -ge 3 ] || [ "${_wait#cm:}" = "$_wait" ] ||
 			! kill -0 "$_spid" 2>/dev/null ||

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 # exit 0 and the client prints its results
 pingpong() {
 	port=$((port + 1))
-	timeout -k 2 90 fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
+	timeout -k 2 "$(scaled 90)" fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
 		-B $port >"$work/srv" 2>&1 &
 	spid=$!
 	if ! wait_listen $port; then
@@ -33,7 +33,7 @@ pingpong() {
 		sed 's/^/#   /' "$work/srv"
 		return
 	fi
-	timeout -k 2 90 fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
+	timeout -k 2 "$(scaled 90)" fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
 		-P $port 127.0.0.1 >"$work/cli" 2>&1
 	crc=$?
 	wait "$spid"

@@ -4,6 +4,7 @@
  * the ring; a process polls them itself, a kernel consumer through
  * rxe2_poll_cq().
  */
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "rxe2_dp.h"
@@ -256,4 +257,18 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 	n = rxe2_inline_sges(sge, num_sge, len, ic->sge);
 	ic->cqe.inline_num_sge = n;
 	ic->cqe.flags |= RXE2_CQE_F_INLINE;
+}
+
+/* `rdma resource show cq -dd` */
+int rxe2_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	int err;
+
+	/* 64 bytes, or 256 with room for inline-receive data */
+	err = rdma_nl_put_driver_u32(msg, "cqe_size", cq->ring.slot_size);
+	if (!err)
+		err = rdma_nl_put_driver_u32(msg, "overflowed",
+					     READ_ONCE(cq->overflowed));
+	return err;
 }

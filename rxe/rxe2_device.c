@@ -521,6 +521,9 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.del_gid = rxe2_del_gid,
 	.disassociate_ucontext = rxe2_disassociate_ucontext,
 	.get_dev_fw_str = rxe2_get_dev_fw_str,
+	.fill_res_cq_entry = rxe2_fill_res_cq_entry,
+	.fill_res_mr_entry = rxe2_fill_res_mr_entry,
+	.fill_res_qp_entry = rxe2_fill_res_qp_entry,
 	.get_hw_stats = rxe2_get_hw_stats,
 	.get_link_layer = rxe2_get_link_layer,
 	/* no get_netdev: ib_device_set_netdev() lets ib_core answer it */

@@ -176,6 +176,8 @@ struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 /* rxe2_req.c */
 void rxe2_req_run(struct rxe2_qp *qp, int *budget);
 void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn);
+/* READs and atomics sent and unanswered; caller holds state_lock */
+u32 rxe2_req_rd_inflight(struct rxe2_qp *qp);
 int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr);
 

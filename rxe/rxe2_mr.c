@@ -3,6 +3,7 @@
  * rxe2: memory regions.  See rxe2_verbs.h for the key layout and the
  * lookup contract the data path relies on.
  */
+#include <rdma/restrack.h>
 #include <linux/delay.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -1096,4 +1097,19 @@ unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 			cond_resched();
 	}
 	return n;
+}
+
+/* `rdma resource show mr -dd`: what kind of ODP, if any */
+int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	static const char *const kind[] = {
+		[RXE2_ODP_NONE] = "none",
+		[RXE2_ODP_EXPLICIT] = "explicit",
+		[RXE2_ODP_IMPLICIT] = "implicit",
+	};
+	u8 odp = to_rmr(ibmr)->odp;
+
+	return rdma_nl_put_driver_string(msg, "odp",
+					 odp < ARRAY_SIZE(kind) ? kind[odp] :
+								  "?");
 }

@@ -5,6 +5,7 @@
  * ib_modify_qp_is_ok(); the value ranges are checked here), query_qp
  * reports what was set.
  */
+#include <rdma/restrack.h>
 #include <rdma/ib_cache.h>
 
 #include "rxe2_dp.h"
@@ -575,4 +576,45 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		rxe2_qp_kick(qp);
 	return ret;
+}
+
+/*
+ * Driver details for `rdma resource show qp -dd`.  ib_core holds a
+ * reference on the QP and no lock of its own; the numbers are read under
+ * state_lock so that they belong together, and left out (not waited for)
+ * while the QP's work item holds it.
+ */
+int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct rxe2_qp *qp = to_rqp(ibqp);
+	struct rxe2_qp_dp *dp = &qp->dp;
+	bool rc = ibqp->qp_type == IB_QPT_RC;
+	int err = 0;
+
+	if (ibqp->qp_type == IB_QPT_GSI || !mutex_trylock(&qp->state_lock))
+		return 0;
+	/* the requester: next PSN, and for RC the first unacknowledged */
+	err = rdma_nl_put_driver_u32(msg, "sq_psn", dp->req_psn);
+	if (!err && rc)
+		err = rdma_nl_put_driver_u32(msg, "sq_acked_psn", dp->comp_psn);
+	/* WQEs the requester has taken and not yet completed */
+	if (!err)
+		err = rdma_nl_put_driver_u32(msg, "sq_unfinished",
+					     dp->req_next - qp->sq.dev_index);
+	if (!err && rc)
+		err = rdma_nl_put_driver_u32(msg, "rd_atomic_inflight",
+					     rxe2_req_rd_inflight(qp));
+	if (!err && rc)
+		err = rdma_nl_put_driver_u32(msg, "retry_left", dp->retry_left);
+	if (!err && rc)
+		err = rdma_nl_put_driver_u32(msg, "rnr_retry_left",
+					     dp->rnr_left);
+	/* the responder: the PSN it expects next */
+	if (!err && ibqp->qp_type != IB_QPT_UD)
+		err = rdma_nl_put_driver_u32(msg, "rq_psn", dp->resp_psn);
+	if (!err)
+		err = rdma_nl_put_driver_u32(msg, "rx_backlog",
+					     skb_queue_len(&dp->rx_queue));
+	mutex_unlock(&qp->state_lock);
+	return err;
 }

@@ -351,7 +351,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 }
 
 /* READ/atomic WQEs sent and not answered, and whether any is pending */
-static u32 rxe2_req_rd_inflight(struct rxe2_qp *qp)
+u32 rxe2_req_rd_inflight(struct rxe2_qp *qp)
 {
 	u32 i, n = 0;
 

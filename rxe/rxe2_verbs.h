@@ -752,4 +752,9 @@ int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  */
 extern const struct ib_device_ops rxe2_verbs_ops;
 
+/* driver details for rdma resource show ... -dd (rxe2_qp.c, _cq.c, _mr.c) */
+int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int rxe2_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 #endif /* RXE2_VERBS_H */

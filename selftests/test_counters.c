@@ -28,6 +28,9 @@
  *     and rcvd_seq_err once, one go-back-N retry;
  *  7. the link taken down: link_downed on both ends; a SEND then,
  *     retry_cnt 0: send_err, retry_exceeded_err.
+ * After case 1, `rdma resource show qp|cq|mr -dd` shows rxe2's driver
+ * details with the PSNs moved by exactly the 4 packets, nothing
+ * outstanding, the retry counts full, 256-byte CQEs and a pinned MR.
  * TAP output.
  */
 #include <dirent.h>
@@ -209,6 +212,50 @@ static bool want_wc(struct ibv_cq *cq, uint64_t id, int opcode, int status,
 			 dp_status_str(status));
 }
 
+/*
+ * `rdma resource show qp -dd` of QP qpn of dev has the driver detail
+ * "name value" exactly; one TAP line
+ */
+static void res_detail(const char *what, const char *dev, const char *res,
+		       const char *filter, const char *name, const char *v)
+{
+	int r = dp_sh("rdma resource show %s %s %s%s %s -dd | "
+		      "grep -Eq ' %s %s( |$)'", res, *filter ? "link" : "dev",
+		      dev, *filter ? "/1" : "", filter, name, v);
+
+	tap_ok(!r, "%s: rdma resource show %s %s -dd: %s %s", what, res,
+	       filter, name, v);
+}
+
+static void res_num(const char *what, const char *dev, const char *res,
+		    const char *filter, const char *name, unsigned long v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%lu", v);
+	res_detail(what, dev, res, filter, name, s);
+}
+
+/* after case 1: the PSNs moved by the 4 packets, nothing outstanding */
+static void res_details(struct env *e, const char *what, struct dp_qp *a,
+			struct dp_qp *b, const struct dp_conn *c)
+{
+	char fa[32], fb[32];
+
+	snprintf(fa, sizeof(fa), "lqpn %u", a->qp->qp_num);
+	snprintf(fb, sizeof(fb), "lqpn %u", b->qp->qp_num);
+	res_num(what, e->da.name, "qp", fa, "sq_psn", c->sq_psn + 4);
+	res_num(what, e->da.name, "qp", fa, "sq_acked_psn", c->sq_psn + 4);
+	res_num(what, e->da.name, "qp", fa, "sq_unfinished", 0);
+	res_num(what, e->da.name, "qp", fa, "rd_atomic_inflight", 0);
+	res_num(what, e->da.name, "qp", fa, "retry_left", c->retry_cnt);
+	res_num(what, e->da.name, "qp", fa, "rnr_retry_left", c->rnr_retry);
+	res_num(what, e->db.name, "qp", fb, "rq_psn", c->rq_psn + 4);
+	res_num(what, e->db.name, "qp", fb, "rx_backlog", 0);
+	res_num(what, e->da.name, "cq", "", "cqe_size", 256);
+	res_detail(what, e->da.name, "mr", "", "odp", "none");
+}
+
 /* 1, 2: SENDs of 3000 B and 13 B, counted the same on either path */
 static void sends(struct env *e, const char *what)
 {
@@ -239,6 +286,7 @@ static void sends(struct env *e, const char *what)
 	want_wc(b.rcq, 2, IBV_WC_RECV, 0, what);
 	deltas(what, e->da.name, &sa, wa);
 	deltas(what, e->db.name, &sb, wb);
+	res_details(e, what, &a, &b, &c);
 	unpair(&a, &b);
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # NVMe over RDMA on the device under test, both ends in this guest: the
-# kernel's nvmet-rdma target exports a RAM disk (brd) on the device's
+# kernel's nvmet-rdma target exports a RAM disk (brd; where the kernel
+# has no brd, as the sanitizer kernel, a 64 MiB file) on the device's
 # IPv4 address, port 4420, and the kernel's nvme-rdma host connects to it
 # over the same device (loopback through the device).  fio writes with
 # verification through the host's block device, then everything is torn
@@ -85,6 +86,7 @@ cleanup() {
 	target_down
 	modprobe -r nvme_rdma nvmet_rdma >/dev/null 2>&1
 	modprobe -r brd >/dev/null 2>&1
+	[ -n "$backing_file" ] && rm -f "$backing_file"
 }
 
 fio_verify() {
@@ -120,8 +122,14 @@ ip=$(ibdev_ipv4 "$dev") || bail "$dev has no IPv4 RoCE v2 GID"
 ok "$dev has an IPv4 RoCE v2 GID ($ip)"
 dmesg_before=$(dmesg | wc -l)
 
-# brd: rd_size in KiB; one 64 MiB RAM disk
-modprobe brd rd_nr=1 rd_size=65536 || bail "modprobe brd"
+# brd: rd_size in KiB; one 64 MiB RAM disk.  Without brd, a file: nvmet's
+# file backend, with buffered I/O (tmpfs has no O_DIRECT).
+backing=/dev/ram0 backing_file=
+if ! modprobe brd rd_nr=1 rd_size=65536 2>/dev/null; then
+	backing_file=$(mktemp /tmp/nvme-backing.XXXXXX) &&
+		truncate -s 64M "$backing_file" || bail "no brd, no backing file"
+	backing=$backing_file
+fi
 check "modprobe nvmet_rdma nvme_rdma" modprobe -a nvmet_rdma nvme_rdma
 # nvmet needs configfs, which creates its mount point when it loads
 mountpoint -q /sys/kernel/config ||
@@ -131,7 +139,9 @@ target_up() {
 	mkdir "$cfg/subsystems/$nqn" &&
 	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
 	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
-	echo /dev/ram0 >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+	echo "$backing" >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+	{ [ -z "$backing_file" ] ||
+	  echo 1 >"$cfg/subsystems/$nqn/namespaces/1/buffered_io"; } &&
 	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" &&
 	mkdir "$cfg/ports/1" &&
 	echo rdma >"$cfg/ports/1/addr_trtype" &&
@@ -141,9 +151,9 @@ target_up() {
 	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
 }
 if target_up; then
-	ok "nvmet exports /dev/ram0 as $nqn on rdma $ip:$port"
+	ok "nvmet exports $backing as $nqn on rdma $ip:$port"
 else
-	not_ok "nvmet exports /dev/ram0 on rdma $ip:$port"
+	not_ok "nvmet exports $backing on rdma $ip:$port"
 	cleanup
 	exit 1
 fi
@@ -240,6 +250,7 @@ check "nvme disconnect" sh -c \
 check "nvmet configuration removed" target_down
 check "rmmod nvme_rdma nvmet_rdma" modprobe -r nvme_rdma nvmet_rdma
 modprobe -r brd 2>/dev/null
+[ -n "$backing_file" ] && rm -f "$backing_file"
 
 # nvme-rdma logs a remote invalidation of the wrong rkey as "Bogus remote
 # invalidation"; a failed MR registration, a QP error or a lost command

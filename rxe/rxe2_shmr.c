@@ -239,6 +239,7 @@ static struct ib_mr *rxe2_shmr_reg(struct ib_pd *ibpd, u64 length,
 	mr->npages = shm->npages;
 	mr->length = (u64)shm->npages << PAGE_SHIFT;
 	mr->shmap = map;
+	mr->shm = shm;		/* the reference taken above */
 	map->mr = mr;
 
 	uc = rdma_udata_to_drv_context(udata, struct rxe2_ucontext, ibuc);
@@ -331,18 +332,25 @@ void rxe2_shmr_detach(struct rxe2_mr *mr)
 	mutex_lock(&map->lock);
 	map->mr = NULL;
 	mutex_unlock(&map->lock);
-	/* mappings made keep the entry, and with it the pages */
+	/*
+	 * Mappings made keep the entry, and with it the pages.  With none,
+	 * mmap_free runs in here and frees the map: forget it.
+	 */
 	rdma_user_mmap_entry_remove(&map->mme.rdma);
+	mr->shmap = NULL;
 }
 
-/* dereg, after the last lookup: the MR's hold on the pages goes */
+/*
+ * Dereg, after the last lookup: the MR's hold on the pages goes.  Not
+ * through the map, which rxe2_shmr_detach() may have seen freed; a map
+ * still mapped holds a reference of its own until mmap_free.
+ */
 void rxe2_shmr_release(struct rxe2_mr *mr)
 {
-	struct rxe2_shm *shm = mr->shmap->shm;
+	struct rxe2_shm *shm = mr->shm;
 
-	/* the map (freed at mmap_free) holds a reference of its own */
 	mr->pages = NULL;	/* the shm's, not for dereg to free */
-	mr->shmap = NULL;
+	mr->shm = NULL;
 	rxe2_shm_detach(shm);
 }
 

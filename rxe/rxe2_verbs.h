@@ -277,7 +277,9 @@ struct rxe2_mr {
 	struct work_struct teardown;
 	u8 odp;				/* enum rxe2_odp_kind */
 	struct rxe2_odp_imr *imr;	/* RXE2_ODP_IMPLICIT: its children */
-	struct rxe2_shm_map *shmap;	/* SHARED: rxe2_shmr.c */
+	/* SHARED (rxe2_shmr.c): its mmap entry until dereg detaches it */
+	struct rxe2_shm_map *shmap;
+	struct rxe2_shm *shm;		/* SHARED: the MR's own reference */
 };
 
 struct rxe2_qp;

@@ -4,7 +4,6 @@
  * the ring; a process polls them itself, a kernel consumer through
  * rxe2_poll_cq().
  */
-#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "rxe2_dp.h"
@@ -263,12 +262,11 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 int rxe2_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct rxe2_cq *cq = to_rcq(ibcq);
-	int err;
+	struct rxe2_res_u32 d[] = {
+		/* 64 bytes, or 256 with room for inline-receive data */
+		{ "cqe_size", cq->ring.slot_size, true },
+		{ "overflowed", READ_ONCE(cq->overflowed), true },
+	};
 
-	/* 64 bytes, or 256 with room for inline-receive data */
-	err = rdma_nl_put_driver_u32(msg, "cqe_size", cq->ring.slot_size);
-	if (!err)
-		err = rdma_nl_put_driver_u32(msg, "overflowed",
-					     READ_ONCE(cq->overflowed));
-	return err;
+	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);
 }

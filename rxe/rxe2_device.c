@@ -8,6 +8,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/restrack.h>
 
 #include "rxe2.h"
 #include "rxe2_verbs.h"
@@ -329,6 +330,33 @@ static int rxe2_get_hw_stats(struct ib_device *ibdev,
 		}
 	}
 	return ARRAY_SIZE(rxe2_counters);
+}
+
+/*
+ * Driver details of an object for `rdma resource show ... -dd`: the
+ * u32s of d[] that are shown, then an "odp" string if given, in the
+ * driver's nest of the message (emptied again if it does not fit).
+ */
+int rxe2_res_put(struct sk_buff *msg, const struct rxe2_res_u32 *d, int n,
+		 const char *odp)
+{
+	struct nlattr *nest = nla_nest_start_noflag(msg,
+						    RDMA_NLDEV_ATTR_DRIVER);
+	int i, err = 0;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n && !err; i++)
+		if (d[i].show)
+			err = rdma_nl_put_driver_u32(msg, d[i].name, d[i].v);
+	if (!err && odp)
+		err = rdma_nl_put_driver_string(msg, "odp", odp);
+	if (err) {
+		nla_nest_cancel(msg, nest);
+		return err;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
 }
 
 static int rxe2_query_port(struct ib_device *ibdev, u32 port,

@@ -3,7 +3,6 @@
  * rxe2: memory regions.  See rxe2_verbs.h for the key layout and the
  * lookup contract the data path relies on.
  */
-#include <rdma/restrack.h>
 #include <linux/delay.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -1109,7 +1108,6 @@ int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	};
 	u8 odp = to_rmr(ibmr)->odp;
 
-	return rdma_nl_put_driver_string(msg, "odp",
-					 odp < ARRAY_SIZE(kind) ? kind[odp] :
-								  "?");
+	return rxe2_res_put(msg, NULL, 0,
+			    odp < ARRAY_SIZE(kind) ? kind[odp] : "?");
 }

@@ -5,7 +5,6 @@
  * ib_modify_qp_is_ok(); the value ranges are checked here), query_qp
  * reports what was set.
  */
-#include <rdma/restrack.h>
 #include <rdma/ib_cache.h>
 
 #include "rxe2_dp.h"
@@ -589,32 +588,30 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	struct rxe2_qp_dp *dp = &qp->dp;
 	bool rc = ibqp->qp_type == IB_QPT_RC;
-	int err = 0;
+	struct rxe2_res_u32 d[] = {
+		/* the requester: next PSN, for RC the first unacknowledged */
+		{ "sq_psn", 0, true },
+		{ "sq_acked_psn", 0, rc },
+		/* WQEs the requester has taken and not yet completed */
+		{ "sq_unfinished", 0, true },
+		{ "rd_atomic_inflight", 0, rc },
+		{ "retry_left", 0, rc },
+		{ "rnr_retry_left", 0, rc },
+		/* the responder: the PSN it expects next */
+		{ "rq_psn", 0, ibqp->qp_type != IB_QPT_UD },
+		{ "rx_backlog", 0, true },
+	};
 
 	if (ibqp->qp_type == IB_QPT_GSI || !mutex_trylock(&qp->state_lock))
 		return 0;
-	/* the requester: next PSN, and for RC the first unacknowledged */
-	err = rdma_nl_put_driver_u32(msg, "sq_psn", dp->req_psn);
-	if (!err && rc)
-		err = rdma_nl_put_driver_u32(msg, "sq_acked_psn", dp->comp_psn);
-	/* WQEs the requester has taken and not yet completed */
-	if (!err)
-		err = rdma_nl_put_driver_u32(msg, "sq_unfinished",
-					     dp->req_next - qp->sq.dev_index);
-	if (!err && rc)
-		err = rdma_nl_put_driver_u32(msg, "rd_atomic_inflight",
-					     rxe2_req_rd_inflight(qp));
-	if (!err && rc)
-		err = rdma_nl_put_driver_u32(msg, "retry_left", dp->retry_left);
-	if (!err && rc)
-		err = rdma_nl_put_driver_u32(msg, "rnr_retry_left",
-					     dp->rnr_left);
-	/* the responder: the PSN it expects next */
-	if (!err && ibqp->qp_type != IB_QPT_UD)
-		err = rdma_nl_put_driver_u32(msg, "rq_psn", dp->resp_psn);
-	if (!err)
-		err = rdma_nl_put_driver_u32(msg, "rx_backlog",
-					     skb_queue_len(&dp->rx_queue));
+	d[0].v = dp->req_psn;
+	d[1].v = dp->comp_psn;
+	d[2].v = dp->req_next - qp->sq.dev_index;
+	d[3].v = rc ? rxe2_req_rd_inflight(qp) : 0;
+	d[4].v = dp->retry_left;
+	d[5].v = dp->rnr_left;
+	d[6].v = dp->resp_psn;
+	d[7].v = skb_queue_len(&dp->rx_queue);
 	mutex_unlock(&qp->state_lock);
-	return err;
+	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);
 }

@@ -755,6 +755,14 @@ int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 extern const struct ib_device_ops rxe2_verbs_ops;
 
 /* driver details for rdma resource show ... -dd (rxe2_qp.c, _cq.c, _mr.c) */
+struct rxe2_res_u32 {
+	const char *name;
+	u32 v;
+	bool show;
+};
+
+int rxe2_res_put(struct sk_buff *msg, const struct rxe2_res_u32 *d, int n,
+		 const char *odp);
 int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int rxe2_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);

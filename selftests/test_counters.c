@@ -213,14 +213,14 @@ static bool want_wc(struct ibv_cq *cq, uint64_t id, int opcode, int status,
 }
 
 /*
- * `rdma resource show qp -dd` of QP qpn of dev has the driver detail
- * "name value" exactly; one TAP line
+ * `rdma resource show RES ... -dd` has the driver detail "name value"
+ * (the rdma tool prints it as drv_name) exactly; one TAP line
  */
 static void res_detail(const char *what, const char *dev, const char *res,
 		       const char *filter, const char *name, const char *v)
 {
 	int r = dp_sh("rdma resource show %s %s %s%s %s -dd | "
-		      "grep -Eq ' %s %s( |$)'", res, *filter ? "link" : "dev",
+		      "grep -Eq ' drv_%s %s( |$)'", res, *filter ? "link" : "dev",
 		      dev, *filter ? "/1" : "", filter, name, v);
 
 	tap_ok(!r, "%s: rdma resource show %s %s -dd: %s %s", what, res,

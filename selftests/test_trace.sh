@@ -52,15 +52,28 @@ ip=$(ibdev_ipv4 "$dev")
 cnt() { cat /sys/class/infiniband/"$dev"/ports/1/hw_counters/"$1"; }
 
 # run NAME PORT ARGS...: ibv_rc_pingpong server and client on $dev with
-# the events on, the trace of this device into $work/NAME
+# the events on (two TAP lines: both exit 0), the trace of this device
+# into $work/NAME.  With NAME "lossy" their exit status is not checked:
+# on a slow guest (the sanitizer kernel) ibv_rc_pingpong's fixed 67 ms
+# ACK timeout can run out under loss, and the events must match the
+# counters either way.
 run() {
 	_name=$1 _port=$2
 	shift 2
 	echo >$T/trace
 	echo 1 >$T/events/rdma_rxe2/enable
-	xpair "$_name" "" "" tcp:$_port "" \
-		ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" -- \
-		ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" "$ip"
+	if [ "$_name" = lossy ]; then
+		timeout -k 2 "$(scaled 60)" ibv_rc_pingpong -d "$dev" -g "$gid" \
+			-p "$_port" "$@" >"$work/srv" 2>&1 &
+		wait_listen "$_port"
+		timeout -k 2 "$(scaled 60)" ibv_rc_pingpong -d "$dev" -g "$gid" \
+			-p "$_port" "$@" "$ip" >"$work/cli" 2>&1
+		wait
+	else
+		xpair "$_name" "" "" tcp:$_port "" \
+			ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" -- \
+			ibv_rc_pingpong -d "$dev" -g "$gid" -p "$_port" "$@" "$ip"
+	fi
 	echo 0 >$T/events/rdma_rxe2/enable
 	grep " dev $idx " $T/trace >"$work/$_name"
 }

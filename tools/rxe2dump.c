@@ -266,10 +266,10 @@ struct conv {
 	const char *transport;
 	uint64_t pkts, bytes, msgs, msg_bytes, msg_min, msg_max, cur;
 	uint64_t gaps, lost, resent, acks, rnr_naks, naks[NAK_KINDS];
-	uint64_t bad_icrc, cnps;
+	uint64_t bad_icrc;
 	uint32_t req_next;	/* next request PSN expected */
 	uint32_t resp_next;	/* next READ response PSN expected */
-	bool req_seen, resp_seen, in_msg, loose;
+	bool req_seen, resp_seen, loose;
 };
 
 static struct conv *convs;
@@ -343,17 +343,13 @@ static const char *conv_request(struct conv *c, uint32_t psn,
 	c->req_seen = true;
 	if (d < 0)
 		return note;
-	if (o->op->kind & K_FIRST) {
+	if (o->op->kind & K_FIRST)
 		c->cur = 0;
-		c->in_msg = true;
-	}
 	c->cur += paylen;
-	if (o->op->kind & K_LAST) {
-		/* a READ moves its request's length, an atomic 8 bytes */
+	/* a READ moves its request's length, an atomic 8 bytes */
+	if (o->op->kind & K_LAST)
 		conv_msg_done(c, read ? dmalen :
 			      o->hdrs & H_ATOMETH ? 8 : c->cur);
-		c->in_msg = false;
-	}
 	return note;
 }
 
@@ -800,10 +796,9 @@ static void handle(uint64_t frame, const struct pcap_pkthdr *ph,
 		c->bad_icrc++;
 		total_bad_icrc++;
 	}
-	if (d->o.transport && !d->truncated) {
-		if (d->o.hdrs & H_CNP)
-			c->cnps++;
-		else if (d->o.op->response)
+	/* a CNP carries no PSN stream: counted as a packet only */
+	if (d->o.transport && !d->truncated && !(d->o.hdrs & H_CNP)) {
+		if (d->o.op->response)
 			note = conv_response(c, d->psn, &d->o, d->syndrome);
 		else if (strcmp(d->o.transport, "UD"))
 			note = conv_request(c, d->psn, &d->o, d->paylen,

@@ -89,6 +89,7 @@ enum rxe2_dp_counter {
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */
+	RXE2_DPC_FAULT_INJECTED,	/* firings of the fault file's rules */
 	/* on-demand paging (rxe2_odp.c); the last two are gauges */
 	RXE2_DPC_ODP_PAGE_FAULTS,	/* accesses that had to fault pages in */
 	RXE2_DPC_ODP_PAGE_FAULT_PAGES,	/* pages they mapped */
@@ -125,6 +126,35 @@ struct rxe2_pcpu_counters {
 };
 
 struct rxe2_ic_map;
+
+/* fault injection rules (rxe2_fault.c) */
+enum rxe2_fault_action {
+	RXE2_FAULT_DROP,	/* transmit: in this order, up to REORDER */
+	RXE2_FAULT_DUP,
+	RXE2_FAULT_CORRUPT,
+	RXE2_FAULT_DELAY,
+	RXE2_FAULT_REORDER,
+	RXE2_FAULT_RNR_NAK,	/* responder: up to REMOP_NAK */
+	RXE2_FAULT_ACCESS_NAK,
+	RXE2_FAULT_REMOP_NAK,
+	RXE2_FAULT_ODP_FAIL,
+	RXE2_FAULT_NUM,
+	RXE2_FAULT_NONE = RXE2_FAULT_NUM
+};
+
+/* the hooks the rules act in: bits of rdev->fault_on */
+#define RXE2_FAULT_ON_TX	BIT(0)
+#define RXE2_FAULT_ON_RESP	BIT(1)
+#define RXE2_FAULT_ON_ODP	BIT(2)
+#define RXE2_FAULT_RULES	8
+
+struct rxe2_fault_rule {
+	enum rxe2_fault_action action;
+	int qpn;		/* -1: any */
+	int opcode;		/* -1: any */
+	u32 every, rate, count, ms;
+	u32 matched, fired;
+};
 
 struct rxe2_dev {
 	struct ib_device ibdev;
@@ -165,6 +195,15 @@ struct rxe2_dev {
 	/* fault injection (rxe2_fault.c): lose one packet in N sent */
 	u32 fault_tx_drop;		/* N, 0: off; READ_ONCE/WRITE_ONCE */
 	atomic_t fault_tx_seq;		/* packets sent since N was set */
+	/* the rules' hooks (RXE2_FAULT_ON_*); READ_ONCE, set under lock */
+	unsigned int fault_on;
+	/* fault_lock protects the rules, the held packets, reorder_held */
+	spinlock_t fault_lock;
+	unsigned int fault_nrules;
+	struct rxe2_fault_rule fault_rules[RXE2_FAULT_RULES];
+	struct list_head fault_held;	/* packets delayed or reordered */
+	bool fault_reorder_held;	/* one of them waits to be overtaken */
+	struct delayed_work fault_work;	/* sends them when due */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 	struct rxe2_pcpu_counters __percpu *pcnt;	/* per-packet events */
 };
@@ -226,9 +265,31 @@ int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
 
-/* rxe2_fault.c: fault injection, the device's fault_tx_drop sysfs file */
+/* rxe2_fault.c: fault injection, the device's fault_tx_drop and fault */
 extern struct device_attribute dev_attr_fault_tx_drop;
+extern struct device_attribute dev_attr_fault;
 bool rxe2_fault_tx_drop_slow(struct rxe2_dev *rdev, u32 every);
+void rxe2_fault_init(struct rxe2_dev *rdev);
+void rxe2_fault_fini(struct rxe2_dev *rdev);
+enum rxe2_fault_action rxe2_fault_fire(struct rxe2_dev *rdev,
+				       unsigned int hook, u32 qpn, u8 opcode,
+				       unsigned int *ms);
+void rxe2_fault_xmit(struct rxe2_dev *rdev, struct sk_buff *skb, bool ipv6,
+		     enum rxe2_fault_action act, unsigned int ms);
+void rxe2_fault_overtaken_slow(struct rxe2_dev *rdev);
+
+/* has the fault file a rule for this hook (RXE2_FAULT_ON_*)? */
+static inline bool rxe2_fault_on(struct rxe2_dev *rdev, unsigned int hook)
+{
+	return unlikely(READ_ONCE(rdev->fault_on) & hook);
+}
+
+/* a packet left: a reordered one held for it follows */
+static inline void rxe2_fault_overtaken(struct rxe2_dev *rdev)
+{
+	if (unlikely(READ_ONCE(rdev->fault_reorder_held)))
+		rxe2_fault_overtaken_slow(rdev);
+}
 
 /* is the packet about to be sent lost (fault injection)? */
 static inline bool rxe2_fault_tx_drop(struct rxe2_dev *rdev)

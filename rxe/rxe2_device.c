@@ -266,6 +266,7 @@ static const struct {
 	{ "ack_timeouts", RXE2_SRC_DP, RXE2_DPC_ACK_TIMEOUTS },
 	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
 	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },
+	{ "fault_injected", RXE2_SRC_DP, RXE2_DPC_FAULT_INJECTED },
 	{ "num_page_faults", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULTS },
 	{ "num_page_fault_pages", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULT_PAGES },
 	{ "num_invalidations", RXE2_SRC_DP, RXE2_DPC_ODP_INVALIDATIONS },
@@ -489,6 +490,7 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&rdev->list);
 	mutex_unlock(&rxe2_dev_lock);
 
+	rxe2_fault_fini(rdev);
 	rxe2_gids_forget(rdev);
 	rxe2_tables_fini(rdev);
 	rxe2_ic_fini(rdev);
@@ -522,6 +524,7 @@ static struct attribute *rxe2_dev_attrs[] = {
 	&dev_attr_parent.attr,
 	&dev_attr_ic_map.attr,
 	&dev_attr_fault_tx_drop.attr,
+	&dev_attr_fault.attr,
 	NULL,
 };
 
@@ -631,6 +634,7 @@ int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe2_init_ibdev(rdev, ndev);
 	rxe2_init_attr(rdev);
 	rxe2_tables_init(rdev);
+	rxe2_fault_init(rdev);
 	/* from here on, ib_dealloc_device() undoes all of it */
 	rdev->pcnt = alloc_percpu(struct rxe2_pcpu_counters);
 	if (!rdev->pcnt) {

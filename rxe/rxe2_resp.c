@@ -287,6 +287,34 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	rxe2_qp_error(qp);
 }
 
+/*
+ * The fault file's responder rules (rxe2_fault.c) on the first packet of
+ * a new RC request: true when one answered it with its NAK.
+ */
+static bool rxe2_resp_forced_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+
+	switch (rxe2_fault_fire(rdev, RXE2_FAULT_ON_RESP, qp->ibqp.qp_num,
+				pkt->opcode, NULL)) {
+	case RXE2_FAULT_RNR_NAK:
+		rxe2_dp_count(rdev, RXE2_DPC_SEND_RNR_ERR);
+		rxe2_send_ack(qp, RXE2_AETH_RNR |
+			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
+			      pkt->psn);
+		return true;
+	case RXE2_FAULT_ACCESS_NAK:
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
+				IB_WC_REM_ACCESS_ERR);
+		return true;
+	case RXE2_FAULT_REMOP_NAK:
+		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_OP, IB_WC_REM_OP_ERR);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
@@ -840,6 +868,10 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		dp->resp_psn = pkt->psn;
 	}
 	dp->nak_sent = false;
+	if (rc && !dp->in_msg && (pkt->flags & RXE2_OPF_FIRST) &&
+	    rxe2_fault_on(rxe2_qp_rdev(qp), RXE2_FAULT_ON_RESP) &&
+	    rxe2_resp_forced_nak(qp, pkt))
+		return;
 	/* its ACK comes with a later packet's (READs get responses) */
 	if (rc && !pkt->ackreq &&
 	    !(pkt->flags & (RXE2_OPF_READ | RXE2_OPF_ATOMIC)))

@@ -247,7 +247,8 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 	struct rxe2_qp *to;
 	bool local;
 
-	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev))
+	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev) ||
+	    rxe2_fault_on(rdev, RXE2_FAULT_ON_TX))
 		return false;
 	if (rxe2_fault_tx_drop(rdev))
 		return true;	/* lost on the way */
@@ -268,11 +269,12 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 /*
  * Add UDP and IP headers to a packet whose destination was looked up
  * (rxe2_rx_loop_target(): @local, and the receiving QP @to with a
- * reference, which this consumes), then hand it over or route it.
+ * reference, which this consumes), then hand it over or route it; a
+ * routed one as fault rule @act says (RXE2_FAULT_NONE: as it is).
  */
 static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 			u16 sport, struct sk_buff *skb, struct rxe2_qp *to,
-			bool local)
+			bool local, enum rxe2_fault_action act, unsigned int ms)
 {
 	struct net_device *ndev = rxe2_qp_rdev(qp)->ndev;
 	struct net *net = dev_net(ndev);
@@ -327,6 +329,12 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		return 0;
 	}
 	rxe2_tx_icrc(skb, av->ipv6, tlen);
+	if (unlikely(act != RXE2_FAULT_NONE)) {
+		/* sent, as far as the device knows: the rest is the wire's */
+		rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+		rxe2_fault_xmit(rxe2_qp_rdev(qp), skb, av->ipv6, act, ms);
+		return 0;
+	}
 	if (av->ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else
@@ -336,7 +344,29 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		return -ENOBUFS;
 	}
 	rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+	rxe2_fault_overtaken(rxe2_qp_rdev(qp));
 	return 0;
+}
+
+/*
+ * A packet while the fault file has transmit rules: the first that
+ * fires acts on it, and it is routed even to a local QP, so that every
+ * packet meets the rules and a held one can be overtaken.
+ */
+static int rxe2_tx_faulty(struct rxe2_qp *qp, const struct rxe2_av *av,
+			  u16 sport, struct sk_buff *skb)
+{
+	struct rxe2_bth *bth = (struct rxe2_bth *)skb->data;
+	enum rxe2_fault_action act;
+	unsigned int ms = 0;
+
+	act = rxe2_fault_fire(rxe2_qp_rdev(qp), RXE2_FAULT_ON_TX,
+			      qp->ibqp.qp_num, bth->opcode, &ms);
+	if (act == RXE2_FAULT_DROP) {
+		kfree_skb(skb);
+		return 0;	/* lost on the wire */
+	}
+	return rxe2_tx_xmit(qp, av, sport, skb, NULL, false, act, ms);
 }
 
 /*
@@ -368,6 +398,8 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		kfree_skb(skb);
 		return 0;	/* lost on the wire: the sender cannot tell */
 	}
+	if (rxe2_fault_on(rdev, RXE2_FAULT_ON_TX))
+		return rxe2_tx_faulty(qp, av, sport, skb);
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);
@@ -376,7 +408,8 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		kfree_skb(skb);
 		return 0;	/* as if the receiver dropped it */
 	}
-	return rxe2_tx_xmit(qp, av, sport, skb, to, local);
+	return rxe2_tx_xmit(qp, av, sport, skb, to, local, RXE2_FAULT_NONE,
+			    0);
 }
 
 /*
@@ -400,7 +433,8 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 
 	if (hdr_len + paylen <= RXE2_LOOP_REQ_MAX &&
 	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
-	    !dev_nit_active(rdev->ndev)) {
+	    !dev_nit_active(rdev->ndev) &&
+	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 		*skb = NULL;
 		qp->dp.tx_stage_len = hdr_len + paylen;
 		memset(qp->dp.tx_stage, 0, hdr_len);
@@ -451,5 +485,5 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		return -ENOMEM;
 	}
 	memcpy(bth, dp->tx_stage, dp->tx_stage_len);
-	return rxe2_tx_xmit(qp, av, sport, skb, to, local);
+	return rxe2_tx_xmit(qp, av, sport, skb, to, local, RXE2_FAULT_NONE, 0);
 }

@@ -4,9 +4,11 @@
  * whose ends sit in two namespaces, made lossy twice over: first netem
  * on both ends (1 % loss, 1 % duplication, 0.5 % corruption, 5 %
  * reordering, 2 ms delay for the rest), then, without netem, rxe2's own
- * fault injection (sysfs fault_tx_drop: one packet in 50 lost, on both
- * devices).  Each time one RC pair between the devices (this process
- * uses both from the initial namespace) carries, each phase bounded:
+ * fault injection on both devices: sysfs fault_tx_drop (one packet in 50
+ * lost), then the rules of the sysfs file fault (RULES: about 1 % each
+ * of loss, duplication, reordering, 2 ms delay, 0.5 % bad ICRCs).  Each
+ * time one RC pair between the devices (this process uses both from the
+ * initial namespace) carries, each phase bounded:
  *
  *   SENDs of 1 B .. 16 KiB, in order and byte for byte;
  *   WRITEs to random ranges of 1 MiB, the target equal to the writes
@@ -17,7 +19,8 @@
  *
  * and RDMA CM connections (rping -V, verified data) run over the same
  * link.  The device's retransmission counters must show that the link
- * did lose packets (and fault_tx_drops that the injection did).  The
+ * did lose packets (and fault_tx_drops or fault_injected that the
+ * injection did).  The
  * seed is printed; RXE2_SEED replays it.
  */
 #include <stdio.h>
@@ -37,6 +40,13 @@
 #define MAXMSG	16384
 #define WINDOW	16
 #define PHASE_MS 120000
+/* the fault file's rules of the third run, on both devices */
+static const char *const rules[] = {
+	"drop rate=100", "dup rate=100", "reorder rate=100",
+	"delay rate=100 ms=2", "corrupt rate=200",
+};
+
+enum lossy_kind { LOSSY_NETEM, LOSSY_TX_DROP, LOSSY_RULES };
 
 static uint64_t rng;
 
@@ -296,9 +306,40 @@ static bool fault_set(unsigned int every)
 		      every, every);
 }
 
-/* every phase over one lossy link: netem (a qdisc) or fault injection */
-static void run(const char *what, const char *netem, uint32_t seed)
+static bool rules_set(void)
 {
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (dp_sh("echo '%s' > /sys/class/infiniband/" DA "/fault && "
+			  "echo '%s' > /sys/class/infiniband/" DB "/fault",
+			  rules[i], rules[i]))
+			return false;
+	return true;
+}
+
+static bool lossy_set(enum lossy_kind kind)
+{
+	switch (kind) {
+	case LOSSY_TX_DROP:
+		return fault_set(50);
+	case LOSSY_RULES:
+		return rules_set();
+	default:
+		return true;
+	}
+}
+
+static long injected(void)
+{
+	return dp_hw_counter(DA, "fault_tx_drops") +
+	       dp_hw_counter(DB, "fault_tx_drops") +
+	       dp_hw_counter(DA, "fault_injected") +
+	       dp_hw_counter(DB, "fault_injected");
+}
+
+/* every phase over one lossy link: netem (a qdisc) or fault injection */
+static void run(const char *what, enum lossy_kind kind, uint32_t seed)
+{
+	const char *netem = kind == LOSSY_NETEM ? NETEM : NULL;
 	static struct lossy l;
 	long rtx0, rtx1, to0, to1, sn0, sn1, dup0, dup1, f0, f1;
 	uint64_t t0;
@@ -306,7 +347,7 @@ static void run(const char *what, const char *netem, uint32_t seed)
 
 	memset(&l, 0, sizeof(l));
 	link_down();
-	if (!tap_ok(link_up(netem) && (netem || fault_set(50)),
+	if (!tap_ok(link_up(netem) && lossy_set(kind),
 		    "%s: two namespaces, a veth, " DA " and " DB, what)) {
 		link_down();
 		tap_bail("no lossy link");
@@ -319,7 +360,7 @@ static void run(const char *what, const char *netem, uint32_t seed)
 	to0 = dp_hw_counter(DA, "ack_timeouts");
 	sn0 = dp_hw_counter(DB, "out_of_seq_request");
 	dup0 = dp_hw_counter(DB, "duplicate_request");
-	f0 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
+	f0 = injected();
 
 	t0 = dp_now_ms();
 	got = sends(&l, 500, seed);
@@ -348,9 +389,9 @@ static void run(const char *what, const char *netem, uint32_t seed)
 	to1 = dp_hw_counter(DA, "ack_timeouts");
 	sn1 = dp_hw_counter(DB, "out_of_seq_request");
 	dup1 = dp_hw_counter(DB, "duplicate_request");
-	f1 = dp_hw_counter(DA, "fault_tx_drops") + dp_hw_counter(DB, "fault_tx_drops");
+	f1 = injected();
 	tap_diag("%s: " DA ": completer_retry_err +%ld, ack_timeouts +%ld; " DB
-		 ": out_of_seq_request +%ld, duplicate_request +%ld; fault_tx_drops +%ld",
+		 ": out_of_seq_request +%ld, duplicate_request +%ld; faults injected +%ld",
 		 what, rtx1 - rtx0, to1 - to0, sn1 - sn0, dup1 - dup0, f1 - f0);
 	tap_ok(rtx1 > rtx0 && dup1 > dup0 && (netem || f1 > f0),
 	       "%s: the link lost packets: the requester went back, the responder saw duplicates",
@@ -381,9 +422,10 @@ int main(void)
 			      (uint32_t)time(NULL);
 
 	rng = seed | 1;
-	tap_plan(20);
+	tap_plan(30);
 	tap_diag("seed %u (RXE2_SEED to replay)", seed);
-	run("netem " NETEM, NETEM, seed);
-	run("fault_tx_drop 50", NULL, seed + 7);
+	run("netem " NETEM, LOSSY_NETEM, seed);
+	run("fault_tx_drop 50", LOSSY_TX_DROP, seed + 7);
+	run("fault rules", LOSSY_RULES, seed + 14);
 	return tap_done();
 }

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Fault injection through the device's sysfs file "fault" (rxe2_fault.c):
+ * each rule kind on a pair of QPs of the device under test, with the
+ * exact completions, the data byte for byte, the rule's own matched and
+ * fired counts (read back from the file) and the port counters it
+ * moves:
+ *
+ *  - drop of one SEND: retransmitted after the ACK timeout, delivered
+ *    once; drop of the responder's ACK: the request comes again
+ *    (duplicate_request); a rule for another opcode matches nothing;
+ *  - UC, drop every=3 count=2 over 9 SENDs: messages 3 and 6 are lost,
+ *    the other 7 arrive in order;
+ *  - dup: the second copy is a duplicate request, one receive completes;
+ *  - corrupt: the ICRC is wrong (rx_icrc_errors), then a retransmission;
+ *  - delay ms=300: the completion comes no sooner, nothing retransmitted;
+ *  - reorder: the first of two SENDs overtaken, a sequence NAK, both
+ *    delivered in order;
+ *  - rnr_nak count=2: two RNR NAKs, then success; with rnr_retry 1,
+ *    RNR_RETRY_EXC_ERR;
+ *  - access_nak opcode=WRITE_ONLY: a SEND passes, the WRITE completes
+ *    REM_ACCESS_ERR, its target untouched, both QPs in ERROR, the next
+ *    WR flushed;
+ *  - remop_nak: REM_OP_ERR at the sender, the receive flushed;
+ *  - odp_fail: a WRITE into an ODP MR NAKed (REM_ACCESS_ERR), a SEND from
+ *    one LOC_PROT_ERR, num_failed_resolutions; with the rule spent the
+ *    same WRITE lands;
+ *  - the file itself: bad rules EINVAL, a ninth rule ENOSPC, "clear".
+ * TAP output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "tap.h"
+#include "util.h"
+
+#define OP_SEND_ONLY	0x04
+#define OP_WRITE_ONLY	0x0a
+#define OP_ACK		0x11
+
+static struct dp_dev dev;
+static uint8_t *abuf, *bbuf;
+static struct ibv_mr *amr, *bmr;
+
+/* writes one rule (or "clear"); 0 or the write's errno */
+static int rule(const char *fmt, ...)
+{
+	char path[256], line[256];
+	va_list ap;
+	ssize_t n;
+	int fd, err = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
+		 dev.name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	n = write(fd, line, strlen(line));
+	if (n < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static bool set_rule(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static bool set_rule(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	rule("clear");
+	return tap_ret(rule("%s", line), 0, "rule \"%s\" accepted", line);
+}
+
+/* the file's content */
+static void rules(char *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
+		 dev.name);
+	buf[0] = 0;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+/* the file lists exactly this one rule line; then clear it */
+static void expect_rule(const char *what, const char *fmt, ...)
+{
+	char want[256], got[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	strcat(want, "\n");
+	rules(got, sizeof(got));
+	tap_ok(!strcmp(got, want), "%s: the fault file reads \"%.*s\" (got \"%.*s\")",
+	       what, (int)strlen(want) - 1, want,
+	       (int)(strlen(got) ? strlen(got) - 1 : 0), got);
+	rule("clear");
+}
+
+static bool pair(struct dp_conn *c, enum ibv_qp_type t, struct dp_qp *a,
+		 struct dp_qp *b)
+{
+	return tap_ret(dp_pair(&dev, &dev, t, &dp_small_cap, c, a, b), 0,
+		       "%s pair on %s", t == IBV_QPT_RC ? "RC" : "UC",
+		       dev.name);
+}
+
+static void unpair(struct dp_qp *a, struct dp_qp *b)
+{
+	rule("clear");
+	dp_qp_free(a);
+	dp_qp_free(b);
+}
+
+static bool want(struct ibv_cq *cq, uint64_t id, int opcode, int status,
+		 const char *what)
+{
+	struct dp_wc_want w = dp_want(id, status ? -1 : opcode);
+
+	w.status = status;
+	return dp_expect(cq, &w, "%s: wr %lu %s", what, (unsigned long)id,
+			 dp_status_str(status));
+}
+
+/* a SEND of len bytes of pattern seed from abuf+off into a posted recv */
+static void send_msg(struct dp_qp *a, struct dp_qp *b, uint64_t id,
+		     uint32_t len, uint32_t seed, uint32_t off)
+{
+	dp_fill(abuf + off, len, seed);
+	dp_post_recv1(b->qp, id, bbuf + off, len, bmr->lkey);
+	dp_post_send1(a->qp, id, IBV_WR_SEND, abuf + off, len, amr->lkey, 0,
+		      0, 0);
+}
+
+static void delivered(struct dp_qp *a, struct dp_qp *b, uint64_t id,
+		      uint32_t len, uint32_t seed, uint32_t off,
+		      const char *what)
+{
+	want(a->scq, id, IBV_WC_SEND, 0, what);
+	want(b->rcq, id, IBV_WC_RECV, 0, what);
+	tap_ok(dp_verify(bbuf + off, len, seed) < 0, "%s: %u bytes exact",
+	       what, len);
+}
+
+static long ctr(const char *name)
+{
+	return dp_hw_counter(dev.name, name);
+}
+
+/* drop one SEND, drop one ACK, a rule for another opcode */
+static void drops(void)
+{
+	const char *what = "drop the SEND";
+	struct dp_qp a, b;
+	struct dp_conn c;
+	long dup0, inj0;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	inj0 = ctr("fault_injected");
+	if (set_rule("drop qpn=%u opcode=%d count=1", a.qp->qp_num,
+		     OP_SEND_ONLY)) {
+		send_msg(&a, &b, 1, 100, 1, 0);
+		delivered(&a, &b, 1, 100, 1, 0, what);
+		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=2 fired=1",
+			    a.qp->qp_num, OP_SEND_ONLY);
+		tap_ret(ctr("fault_injected") - inj0, 1,
+			"%s: fault_injected +1", what);
+	}
+
+	what = "drop the ACK";
+	dup0 = ctr("duplicate_request");
+	if (set_rule("drop qpn=%u opcode=%d count=1", b.qp->qp_num, OP_ACK)) {
+		send_msg(&a, &b, 2, 200, 2, 0);
+		delivered(&a, &b, 2, 200, 2, 0, what);
+		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=2 fired=1",
+			    b.qp->qp_num, OP_ACK);
+		tap_ret(ctr("duplicate_request") - dup0, 1,
+			"%s: duplicate_request +1", what);
+	}
+
+	what = "a rule for WRITEs, a SEND";
+	if (set_rule("drop qpn=%u opcode=%d", a.qp->qp_num, OP_WRITE_ONLY)) {
+		send_msg(&a, &b, 3, 300, 3, 0);
+		delivered(&a, &b, 3, 300, 3, 0, what);
+		expect_rule(what, "drop qpn=%u opcode=%d matched=0 fired=0",
+			    a.qp->qp_num, OP_WRITE_ONLY);
+	}
+	unpair(&a, &b);
+}
+
+/* UC: every=3 count=2 over 9 SENDs loses exactly messages 3 and 6 */
+static void uc_every(void)
+{
+	const char *what = "UC, drop every=3 count=2";
+	static const uint32_t arrive[] = { 1, 2, 4, 5, 7, 8, 9 };
+	struct ibv_wc wc[2];
+	struct dp_qp a, b;
+	struct dp_conn c;
+	uint32_t i;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_UC, &a, &b))
+		return;
+	if (!set_rule("drop qpn=%u every=3 count=2", a.qp->qp_num))
+		goto out;
+	for (i = 1; i <= 9; i++)
+		dp_post_recv1(b.qp, i, bbuf + i * 64, 64, bmr->lkey);
+	for (i = 1; i <= 9; i++) {
+		dp_fill(abuf + i * 64, 64, 100 + i);
+		dp_post_send1(a.qp, i, IBV_WR_SEND, abuf + i * 64, 64,
+			      amr->lkey, 0, 0, 0);
+		want(a.scq, i, IBV_WC_SEND, 0, what);
+	}
+	/* receive WQEs are used in order: the nth holds the nth arrival */
+	for (i = 0; i < 7; i++) {
+		char w[64];
+
+		snprintf(w, sizeof(w), "%s, arrival %u", what, i + 1);
+		want(b.rcq, i + 1, IBV_WC_RECV, 0, w);
+		tap_ok(dp_verify(bbuf + (i + 1) * 64, 64, 100 + arrive[i]) < 0,
+		       "%s: receive %u holds message %u", what, i + 1,
+		       arrive[i]);
+	}
+	tap_ret(dp_poll_none(b.rcq, wc, 200), 0,
+		"%s: no further receive completes", what);
+	expect_rule(what, "drop qpn=%u every=3 count=2 matched=9 fired=2",
+		    a.qp->qp_num);
+out:
+	unpair(&a, &b);
+}
+
+/* dup, corrupt, delay, reorder of one SEND */
+static void wire(void)
+{
+	const char *what = "dup the SEND";
+	struct ibv_wc wc[2];
+	struct dp_qp a, b;
+	struct dp_conn c;
+	long v0, v1;
+	uint64_t t0;
+
+	dp_conn_default(&c);
+	c.timeout = 18;		/* ~1 s: no retransmission in a delay */
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	v0 = ctr("duplicate_request");
+	if (set_rule("dup qpn=%u opcode=%d count=1", a.qp->qp_num,
+		     OP_SEND_ONLY)) {
+		send_msg(&a, &b, 1, 64, 11, 0);
+		delivered(&a, &b, 1, 64, 11, 0, what);
+		tap_ret(dp_poll_none(b.rcq, wc, 200), 0,
+			"%s: one receive only", what);
+		tap_ret(ctr("duplicate_request") - v0, 1,
+			"%s: duplicate_request +1", what);
+		expect_rule(what, "dup qpn=%u opcode=%d count=1 matched=1 fired=1",
+			    a.qp->qp_num, OP_SEND_ONLY);
+	}
+
+	what = "corrupt the SEND";
+	v0 = ctr("rx_icrc_errors");
+	if (set_rule("corrupt qpn=%u count=1", a.qp->qp_num)) {
+		send_msg(&a, &b, 2, 64, 12, 0);
+		delivered(&a, &b, 2, 64, 12, 0, what);
+		tap_ret(ctr("rx_icrc_errors") - v0, 1,
+			"%s: rx_icrc_errors +1", what);
+		expect_rule(what, "corrupt qpn=%u count=1 matched=2 fired=1",
+			    a.qp->qp_num);
+	}
+
+	what = "delay the SEND 300 ms";
+	v0 = ctr("duplicate_request");
+	if (set_rule("delay qpn=%u count=1 ms=300", a.qp->qp_num)) {
+		t0 = dp_now_ms();
+		send_msg(&a, &b, 3, 64, 13, 0);
+		delivered(&a, &b, 3, 64, 13, 0, what);
+		v1 = (long)(dp_now_ms() - t0);
+		tap_ok(v1 >= 300, "%s: completed after %ld ms, not sooner",
+		       what, v1);
+		tap_ret(ctr("duplicate_request") - v0, 0,
+			"%s: nothing sent again", what);
+		expect_rule(what, "delay qpn=%u count=1 ms=300 matched=1 fired=1",
+			    a.qp->qp_num);
+	}
+
+	what = "reorder two SENDs";
+	v0 = ctr("out_of_seq_request");
+	if (set_rule("reorder qpn=%u count=1", a.qp->qp_num)) {
+		dp_fill(abuf, 64, 14);
+		dp_fill(abuf + 64, 64, 15);
+		dp_post_recv1(b.qp, 4, bbuf, 64, bmr->lkey);
+		dp_post_recv1(b.qp, 5, bbuf + 64, 64, bmr->lkey);
+		dp_post_send1(a.qp, 4, IBV_WR_SEND, abuf, 64, amr->lkey, 0, 0,
+			      0);
+		dp_post_send1(a.qp, 5, IBV_WR_SEND, abuf + 64, 64, amr->lkey,
+			      0, 0, 0);
+		delivered(&a, &b, 4, 64, 14, 0, what);
+		delivered(&a, &b, 5, 64, 15, 64, what);
+		v1 = ctr("out_of_seq_request") - v0;
+		tap_ok(v1 >= 1, "%s: the overtaking SEND drew a sequence NAK "
+		       "(out_of_seq_request +%ld)", what, v1);
+		rule("clear");
+	}
+	unpair(&a, &b);
+}
+
+/* forced RNR NAKs: retried, then exhausted */
+static void rnr(void)
+{
+	const char *what = "rnr_nak count=2, rnr_retry 7";
+	struct dp_qp a, b;
+	struct dp_conn c;
+	long s0, r0;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	s0 = ctr("send_rnr_err");
+	r0 = ctr("rcvd_rnr_err");
+	if (set_rule("rnr_nak qpn=%u count=2", b.qp->qp_num)) {
+		send_msg(&a, &b, 1, 64, 21, 0);
+		delivered(&a, &b, 1, 64, 21, 0, what);
+		tap_ret(ctr("send_rnr_err") - s0, 2, "%s: send_rnr_err +2",
+			what);
+		tap_ret(ctr("rcvd_rnr_err") - r0, 2, "%s: rcvd_rnr_err +2",
+			what);
+		expect_rule(what, "rnr_nak qpn=%u count=2 matched=3 fired=2",
+			    b.qp->qp_num);
+	}
+	unpair(&a, &b);
+
+	what = "rnr_nak count=2, rnr_retry 1";
+	c.rnr_retry = 1;
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	if (set_rule("rnr_nak qpn=%u count=2", b.qp->qp_num)) {
+		send_msg(&a, &b, 2, 64, 22, 0);
+		want(a.scq, 2, IBV_WC_SEND, IBV_WC_RNR_RETRY_EXC_ERR, what);
+		expect_rule(what, "rnr_nak qpn=%u count=2 matched=2 fired=2",
+			    b.qp->qp_num);
+	}
+	unpair(&a, &b);
+}
+
+/* forced remote access and remote operational errors */
+static void fatal_naks(void)
+{
+	const char *what = "access_nak on WRITEs";
+	struct dp_qp a, b;
+	struct dp_conn c;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	if (set_rule("access_nak qpn=%u opcode=%d", b.qp->qp_num,
+		     OP_WRITE_ONLY)) {
+		send_msg(&a, &b, 1, 64, 31, 0);
+		delivered(&a, &b, 1, 64, 31, 0, "access_nak, a SEND");
+		memset(bbuf + 1024, 0x5a, 64);
+		dp_fill(abuf + 1024, 64, 32);
+		dp_post_send1(a.qp, 2, IBV_WR_RDMA_WRITE, abuf + 1024, 64,
+			      amr->lkey, (uintptr_t)bbuf + 1024, bmr->rkey, 0);
+		want(a.scq, 2, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR, what);
+		tap_ok(dp_verify_byte(bbuf + 1024, 64, 0x5a) < 0,
+		       "%s: the target untouched", what);
+		tap_ret(qp_state(a.qp), IBV_QPS_ERR, "%s: requester in ERROR",
+			what);
+		tap_ret(qp_state(b.qp), IBV_QPS_ERR, "%s: responder in ERROR",
+			what);
+		dp_post_send1(a.qp, 3, IBV_WR_SEND, abuf, 8, amr->lkey, 0, 0,
+			      0);
+		want(a.scq, 3, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR, what);
+		expect_rule(what, "access_nak qpn=%u opcode=%d matched=1 fired=1",
+			    b.qp->qp_num, OP_WRITE_ONLY);
+	}
+	unpair(&a, &b);
+
+	what = "remop_nak on a SEND";
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	if (set_rule("remop_nak qpn=%u", b.qp->qp_num)) {
+		send_msg(&a, &b, 4, 64, 33, 0);
+		want(a.scq, 4, IBV_WC_SEND, IBV_WC_REM_OP_ERR, what);
+		want(b.rcq, 4, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, what);
+		tap_ret(qp_state(b.qp), IBV_QPS_ERR, "%s: responder in ERROR",
+			what);
+		expect_rule(what, "remop_nak qpn=%u matched=1 fired=1",
+			    b.qp->qp_num);
+	}
+	unpair(&a, &b);
+}
+
+/* failed ODP page faults at the responder and at the requester */
+static void odp(void)
+{
+	const char *what = "odp_fail, a WRITE into an ODP MR";
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_ON_DEMAND;
+	uint8_t *obuf = dp_alloc(8192);
+	struct ibv_mr *omr;
+	struct dp_qp a, b;
+	struct dp_conn c;
+	long f0;
+
+	omr = ibv_reg_mr(dev.pd, obuf, 8192, acc);
+	if (!tap_ok(omr, "an ODP MR of 8 KiB")) {
+		free(obuf);
+		return;
+	}
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		goto out;
+	f0 = ctr("num_failed_resolutions");
+	if (set_rule("odp_fail count=1")) {
+		dp_fill(abuf, 4096, 41);
+		dp_post_send1(a.qp, 1, IBV_WR_RDMA_WRITE, abuf, 4096,
+			      amr->lkey, (uintptr_t)obuf, omr->rkey, 0);
+		want(a.scq, 1, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR, what);
+		tap_ok(dp_verify_byte(obuf, 4096, 0) < 0,
+		       "%s: the target untouched", what);
+		tap_ret(ctr("num_failed_resolutions") - f0, 1,
+			"%s: num_failed_resolutions +1", what);
+		expect_rule(what, "odp_fail count=1 matched=1 fired=1");
+	}
+	unpair(&a, &b);
+
+	what = "odp_fail spent, the same WRITE";
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		goto out;
+	dp_post_send1(a.qp, 2, IBV_WR_RDMA_WRITE, abuf, 4096, amr->lkey,
+		      (uintptr_t)obuf, omr->rkey, 0);
+	want(a.scq, 2, IBV_WC_RDMA_WRITE, 0, what);
+	tap_ok(dp_verify(obuf, 4096, 41) < 0, "%s: 4096 bytes exact", what);
+	unpair(&a, &b);
+
+	what = "odp_fail, a SEND from an ODP MR";
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		goto out;
+	if (set_rule("odp_fail")) {
+		dp_post_recv1(b.qp, 3, bbuf, 64, bmr->lkey);
+		dp_post_send1(a.qp, 3, IBV_WR_SEND, obuf + 4096, 64, omr->lkey,
+			      0, 0, 0);
+		want(a.scq, 3, IBV_WC_SEND, IBV_WC_LOC_PROT_ERR, what);
+		expect_rule(what, "odp_fail matched=1 fired=1");
+	}
+	unpair(&a, &b);
+out:
+	ibv_dereg_mr(omr);
+	free(obuf);
+}
+
+/* the file: what it refuses, its limit, clear */
+static void file(void)
+{
+	static const char *const bad[] = {
+		"explode", "drop qpn=", "drop qpn=0x1000000", "drop speed=3",
+		"drop every=0", "drop every=2 rate=2", "delay", "delay ms=1001",
+		"drop ms=5", "odp_fail qpn=5", "odp_fail opcode=4",
+		"drop opcode=256",
+	};
+	char got[1024];
+	unsigned int i;
+
+	rule("clear");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_ret(rule("%s", bad[i]), EINVAL, "rule \"%s\": EINVAL",
+			bad[i]);
+	for (i = 0; i < 8; i++)
+		rule("drop qpn=%u", 0xfff000 + i);
+	tap_ret(rule("drop qpn=1"), ENOSPC, "a ninth rule: ENOSPC");
+	rules(got, sizeof(got));
+	tap_ok(!strncmp(got, "drop qpn=16773120 matched=0 fired=0\n", 36),
+	       "rules listed in order (\"%.36s\")", got);
+	tap_ret(rule("clear"), 0, "clear");
+	rules(got, sizeof(got));
+	tap_ok(!got[0], "the file is empty after clear");
+}
+
+int main(void)
+{
+	dp_open(&dev, test_dev_name());
+	if (!dev.rxe2) {
+		tap_skip("%s is not rxe2", dev.name);
+		dp_close(&dev);
+		return tap_done();
+	}
+	abuf = dp_alloc(8192);
+	bbuf = dp_alloc(8192);
+	amr = dp_reg(dev.pd, abuf, 8192, DP_ACCESS_ALL);
+	bmr = dp_reg(dev.pd, bbuf, 8192, DP_ACCESS_ALL);
+
+	file();
+	drops();
+	uc_every();
+	wire();
+	rnr();
+	fatal_naks();
+	odp();
+
+	rule("clear");
+	ibv_dereg_mr(amr);
+	ibv_dereg_mr(bmr);
+	free(abuf);
+	free(bbuf);
+	dp_close(&dev);
+	return tap_done();
+}

@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench fuzz demo deps install clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -35,6 +35,17 @@ check: all
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+
+# A change's cost on the data path: the module built from AB_BASE (a
+# git revision) against the build tree's, swapped round by round in one
+# boot (tools/bench-ab; the build tree's also with a fault rule on).
+AB_BASE ?= HEAD~1
+bench-ab: all
+	rm -rf .build/ab && mkdir -p .build/ab
+	git archive $(AB_BASE) rxe uapi | tar -x -C .build/ab
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
+	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-ab \
+		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-ab.md
 
 # The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
 # live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
@@ -84,13 +95,30 @@ deps:
 
 # DESTDIR stages everything under a directory (packaging, tests);
 # PREFIX applies to librxe2 (the module goes where depmod looks).
-install: module provider tools/rxe2fuzz tools/rxe2dump
+install: install-module install-user
+
+install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
+
+# what the packages carry besides the module (DKMS builds that)
+install-user: provider tools/rxe2fuzz tools/rxe2dump
 	$(MAKE) -C provider install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0755 tools/rxe2fuzz $(DESTDIR)$(PREFIX)/bin/rxe2fuzz
 	install -D -m 0755 tools/rxe2dump $(DESTDIR)$(PREFIX)/bin/rxe2dump
+
+# Debian packages (rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools) from a
+# copy of the tree's files (committed or not; ignored ones left out) in
+# .build/deb, where the .debs end up
+DEB_VERSION = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+deb:
+	rm -rf .build/deb && mkdir -p .build/deb/rxe2-$(DEB_VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 tar -c --ignore-failed-read | \
+		tar -x -C .build/deb/rxe2-$(DEB_VERSION)
+	cd .build/deb/rxe2-$(DEB_VERSION) && dpkg-buildpackage -us -uc -b
+	@ls .build/deb/*.deb
 
 # Kernel style and sparse over the module; the public header alone.
 lint:
@@ -111,7 +139,9 @@ help:
 	@echo "make check    run the selftests (one VM boot, a second with two NUMA nodes)"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
+	@echo "make bench-ab the data-path cost of a change: AB_BASE's module against the tree's, one boot"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
+	@echo "make deb      Debian packages rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools into .build/deb"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

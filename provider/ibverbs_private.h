@@ -11,11 +11,17 @@
  * libibverbs/init.c, libibverbs/device.c, libibverbs/dummy_ops.c).
  *
  * Why it is safe, and where it stops being safe:
- *  - The layouts below are identical in libibverbs 1.14.36 up to, not
- *    including, 1.14.57.  IBVERBS_PRIVATE_34 alone does not pin them, so
- *    four independent guards exist:
+ *  - The layouts below hold for libibverbs 1.14.44.x only.  Most of them
+ *    are the same from 1.14.36 to 1.14.56 (all IBVERBS_PRIVATE_34), but
+ *    struct verbs_qp embeds the public struct ibv_qp_ex, which grew
+ *    (wr_atomic_write in 1.14.44, wr_flush in 1.14.45) and moved
+ *    verbs_qp.comp_mask, which libibverbs itself reads
+ *    (ibv_qp_to_qp_ex()) and writes: 344, 352, 360 in 1.14.36-43, 44,
+ *    45 and later.  docs/rdma-core.md lists what changes after 1.14.44.
+ *    IBVERBS_PRIVATE_34 alone does not pin any of it, so five
+ *    independent guards exist:
  *      1. check-libibverbs (run by the Makefile before compiling) refuses
- *         a libibverbs-dev outside [1.14.36, 1.14.57).
+ *         a libibverbs-dev outside [1.14.44, 1.14.45).
  *      2. The _Static_asserts below pin every size and offset that
  *         libibverbs reads or writes in our memory (x86_64 numbers).
  *      3. The library is linked with -Wl,-z,defs and the Makefile checks
@@ -24,6 +30,8 @@
  *      4. rxe2_alloc_context() checks at run time that what libibverbs
  *         wrote into our structures landed where these declarations say
  *         it should, and fails ibv_open_device() with EPROTO if not.
+ *      5. rxe2_send_init() checks that libibverbs' ibv_qp_to_qp_ex()
+ *         finds a QP's ibv_qp_ex where we put it (EPROTO if not).
  *  - Only what librxe2 uses is declared.  Anything added must be checked
  *    against the v44.0 sources and pinned the same way.
  *
@@ -51,8 +59,8 @@
 #define RXE2_IBVERBS_PABI 34
 
 /* libibverbs-dev versions whose private layout matches this file */
-#define RXE2_IBVERBS_MIN_VERSION "1.14.36"
-#define RXE2_IBVERBS_END_VERSION "1.14.57"	/* first unsupported */
+#define RXE2_IBVERBS_MIN_VERSION "1.14.44"
+#define RXE2_IBVERBS_END_VERSION "1.14.45"	/* first unsupported */
 
 /* ccan's struct list_node: libibverbs links devices through these */
 struct verbs_list_node {

@@ -885,5 +885,13 @@ int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr)
 	qpx->wr_set_xrc_srqn = rxe2_wr_set_xrc_srqn;
 	qpx->wr_atomic_write = rxe2_wr_atomic_write;
 	qp->vqp.comp_mask |= VERBS_QP_EX;
+	/*
+	 * libibverbs looks for the builder at its own offset of verbs_qp:
+	 * one whose ibv_qp_ex has another size (1.14.45 and later, still
+	 * IBVERBS_PRIVATE_34) would not find it (guard 5 of
+	 * ibverbs_private.h).
+	 */
+	if (ibv_qp_to_qp_ex(&qp->vqp.qp) != qpx)
+		return EPROTO;
 	return 0;
 }

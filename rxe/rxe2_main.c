@@ -161,3 +161,5 @@ module_exit(rxe2_module_exit);
 MODULE_ALIAS_RDMA_LINK("rxe2");
 MODULE_DESCRIPTION("rxe2: software RDMA over Converged Ethernet (RoCEv2)");
 MODULE_LICENSE("Dual BSD/GPL");
+/* the release: dkms.conf, debian/changelog and librxe2 say the same */
+MODULE_VERSION("1.0.0");

@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb check-packages clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -35,6 +35,15 @@ check: all
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+
+# The Debian packages installed in the guest with dpkg -i, DKMS building
+# the module there for the running kernel (and the newest installed one):
+# selftests/packages/test_deb.sh.  Its own target: DKMS compiles the
+# module under TCG, which takes longer than a test of make check may.
+check-packages: all deb
+	RXE2_EXTRA_TESTS=$(CURDIR)/selftests/packages/test_deb.sh \
+	RXE2_TESTS=test_deb.sh RXE2_TEST_TIMEOUT=3000 \
+	tools/vm --timeout 3600 -- $(CURDIR)/selftests/run
 
 # A change's cost on the data path: the module built from AB_BASE (a
 # git revision) against the build tree's, swapped round by round in one
@@ -142,6 +151,7 @@ help:
 	@echo "make bench-ab the data-path cost of a change: AB_BASE's module against the tree's, one boot"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
+	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"
 	@echo "make deb      Debian packages rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools into .build/deb"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

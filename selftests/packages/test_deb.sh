@@ -97,9 +97,10 @@ install_debs() {
 check "dpkg -i the four packages; DKMS built and installed rxe2/$version for $kver" \
 	install_debs
 
-ko=$root/lib/modules/$kver/updates/dkms/rdma_rxe2.ko
+# DKMS compresses the module as the kernel's own are (.ko.xz on Debian)
+ko=$(ls "$root/lib/modules/$kver/updates/dkms/"rdma_rxe2.ko* 2>/dev/null | head -n 1)
 check "the module in updates/dkms, with the rdma-link-rxe2 alias, version $version" \
-	sh -c "[ -f '$ko' ] &&
+	sh -c "[ -n '$ko' ] && [ -f '$ko' ] &&
 	       grep -q '^alias rdma-link-rxe2 rdma_rxe2\$' '$root/lib/modules/$kver/modules.alias' &&
 	       [ \"\$(modinfo -F version '$ko')\" = '$version' ] &&
 	       [ \"\$(modinfo -F vermagic '$ko' | cut -d' ' -f1)\" = '$kver' ]"

@@ -142,10 +142,15 @@ enum rxe2_fault_action {
 	RXE2_FAULT_NONE = RXE2_FAULT_NUM
 };
 
-/* the hooks the rules act in: bits of rdev->fault_on */
-#define RXE2_FAULT_ON_TX	BIT(0)
-#define RXE2_FAULT_ON_RESP	BIT(1)
-#define RXE2_FAULT_ON_ODP	BIT(2)
+/*
+ * rdev->fault_on: the hooks live rules act in, and whether a packet
+ * waits for the next one to overtake it
+ */
+#define RXE2_FAULT_ON_TX	BIT(0)	/* drop .. reorder */
+#define RXE2_FAULT_ON_RNR	BIT(1)	/* rnr_nak */
+#define RXE2_FAULT_ON_RESP	BIT(2)	/* access_nak, remop_nak */
+#define RXE2_FAULT_ON_ODP	BIT(3)	/* odp_fail */
+#define RXE2_FAULT_ON_HELD	BIT(4)	/* a reordered packet is held */
 #define RXE2_FAULT_RULES	8
 
 struct rxe2_fault_rule {
@@ -153,7 +158,20 @@ struct rxe2_fault_rule {
 	int qpn;		/* -1: any */
 	int opcode;		/* -1: any */
 	u32 every, rate, count, ms;
-	u32 matched, fired;
+	u32 matched, fired;	/* while live: a spent rule stops counting */
+};
+
+/* the fault file's state (rxe2_fault.c), all under lock */
+struct rxe2_fault {
+	spinlock_t lock;
+	unsigned int nrules;
+	struct rxe2_fault_rule rules[RXE2_FAULT_RULES];
+	struct list_head held;		/* packets delayed or reordered */
+	unsigned int nheld;
+	bool reorder_held;		/* one of them waits to be overtaken */
+	bool armed;			/* work queued, to run at armed_at */
+	unsigned long armed_at;		/* jiffies */
+	struct delayed_work work;	/* sends held packets when due */
 };
 
 struct rxe2_dev {
@@ -195,17 +213,11 @@ struct rxe2_dev {
 	/* fault injection (rxe2_fault.c): lose one packet in N sent */
 	u32 fault_tx_drop;		/* N, 0: off; READ_ONCE/WRITE_ONCE */
 	atomic_t fault_tx_seq;		/* packets sent since N was set */
-	/* the rules' hooks (RXE2_FAULT_ON_*); READ_ONCE, set under lock */
+	/* RXE2_FAULT_ON_* bits: READ_ONCE, written under fault.lock */
 	unsigned int fault_on;
-	/* fault_lock protects the rules, the held packets, reorder_held */
-	spinlock_t fault_lock;
-	unsigned int fault_nrules;
-	struct rxe2_fault_rule fault_rules[RXE2_FAULT_RULES];
-	struct list_head fault_held;	/* packets delayed or reordered */
-	bool fault_reorder_held;	/* one of them waits to be overtaken */
-	struct delayed_work fault_work;	/* sends them when due */
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 	struct rxe2_pcpu_counters __percpu *pcnt;	/* per-packet events */
+	struct rxe2_fault fault;	/* cold: only while rules are set */
 };
 
 static inline void rxe2_dp_count(struct rxe2_dev *rdev, enum rxe2_dp_counter c)
@@ -287,7 +299,7 @@ static inline bool rxe2_fault_on(struct rxe2_dev *rdev, unsigned int hook)
 /* a packet left: a reordered one held for it follows */
 static inline void rxe2_fault_overtaken(struct rxe2_dev *rdev)
 {
-	if (unlikely(READ_ONCE(rdev->fault_reorder_held)))
+	if (rxe2_fault_on(rdev, RXE2_FAULT_ON_HELD))
 		rxe2_fault_overtaken_slow(rdev);
 }
 

@@ -29,22 +29,26 @@
  * Responder actions act on the new requests the device's RC QPs receive
  * (qpn: the responder QP; the first packet of a message): rnr_nak,
  * access_nak and remop_nak answer it with that NAK, as if the receive
- * queue were empty, the rkey bad or the receive WQE unusable.  odp_fail
+ * queue were empty, the rkey bad or the receive WQE unusable.  Only a
+ * request that takes a receive WQE (a SEND, a WRITE with immediate in
+ * one packet) can draw an RNR NAK, as from a real responder.  odp_fail
  * fails the ODP page faults (the access completes or is NAKed as if the
  * process had no such memory); it takes no qpn or opcode.
  *
  * A rule sees the events its filters match; every=N fires on the Nth,
  * 2Nth, ... of them, rate=N on one in N chosen by the hash above, neither
- * on each; count=K retires it after K firings.  The first rule that fires
- * decides.  "clear" removes them all; reading the file lists them with
+ * on each; count=K retires it after K firings (it stays listed, and
+ * stops matching).  The first rule that fires decides.  "clear" removes them all; reading the file lists them with
  * how many events they matched and how often they fired.  Each firing is
  * counted in the port counter fault_injected.
  *
- * While any transmit rule is set, the device sends every packet the real
- * way, as an skb routed through the IP stack (no hand-over to a local
- * QP): then a rule sees every packet, and a delayed or reordered one can
- * be overtaken.  Off, each hook costs one READ_ONCE() of a word the path
- * reads anyway (rxe2_fault_on()).
+ * While a transmit rule is live, every packet the device sends is an skb
+ * (no staged request, no ACK handed over as a call) that meets the rules
+ * once, in rxe2_tx_send(); one a rule acts on is routed through the IP
+ * stack even to a local QP (through lo, which must be up), the others
+ * go as usual.  At most RXE2_FAULT_MAX_HELD packets are held; more leave
+ * at once.  Off, each hook costs one READ_ONCE() of rdev->fault_on, a
+ * word next to fault_tx_drop, which the transmit path reads anyway.
  */
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -53,8 +57,9 @@
 
 #define RXE2_FAULT_MAX_DELAY_MS		1000
 #define RXE2_FAULT_REORDER_MS		10
+#define RXE2_FAULT_MAX_HELD		1024
 
-/* a packet held by delay or reorder, on rdev->fault_held */
+/* a packet held by delay or reorder, on rdev->fault.held */
 struct rxe2_fault_held {
 	struct list_head list;
 	struct sk_buff *skb;
@@ -76,13 +81,33 @@ static const char *const rxe2_fault_names[RXE2_FAULT_NUM] = {
 };
 
 /* the hook each action belongs to, a bit of rdev->fault_on */
-static unsigned int rxe2_fault_hook(enum rxe2_fault_action a)
+static const unsigned int rxe2_fault_hooks[RXE2_FAULT_NUM] = {
+	[RXE2_FAULT_DROP] = RXE2_FAULT_ON_TX,
+	[RXE2_FAULT_DUP] = RXE2_FAULT_ON_TX,
+	[RXE2_FAULT_CORRUPT] = RXE2_FAULT_ON_TX,
+	[RXE2_FAULT_DELAY] = RXE2_FAULT_ON_TX,
+	[RXE2_FAULT_REORDER] = RXE2_FAULT_ON_TX,
+	[RXE2_FAULT_RNR_NAK] = RXE2_FAULT_ON_RNR,
+	[RXE2_FAULT_ACCESS_NAK] = RXE2_FAULT_ON_RESP,
+	[RXE2_FAULT_REMOP_NAK] = RXE2_FAULT_ON_RESP,
+	[RXE2_FAULT_ODP_FAIL] = RXE2_FAULT_ON_ODP,
+};
+
+static bool rxe2_fault_spent(const struct rxe2_fault_rule *r)
 {
-	if (a <= RXE2_FAULT_REORDER)
-		return RXE2_FAULT_ON_TX;
-	if (a <= RXE2_FAULT_REMOP_NAK)
-		return RXE2_FAULT_ON_RESP;
-	return RXE2_FAULT_ON_ODP;
+	return r->count && r->fired >= r->count;
+}
+
+/* rdev->fault_on from the live rules and the held packets; under lock */
+static void rxe2_fault_update_on(struct rxe2_dev *rdev)
+{
+	struct rxe2_fault *f = &rdev->fault;
+	unsigned int on = f->reorder_held ? RXE2_FAULT_ON_HELD : 0, i;
+
+	for (i = 0; i < f->nrules; i++)
+		if (!rxe2_fault_spent(&f->rules[i]))
+			on |= rxe2_fault_hooks[f->rules[i].action];
+	WRITE_ONCE(rdev->fault_on, on);
 }
 
 /* the murmur3 finaliser: every input bit moves every output bit */
@@ -107,13 +132,11 @@ bool rxe2_fault_tx_drop_slow(struct rxe2_dev *rdev, u32 every)
 	return true;
 }
 
-/* does rule r fire on this event (its filters already matched)? */
+/* does live rule r fire on this event (its filters already matched)? */
 static bool rxe2_fault_rule_fires(struct rxe2_fault_rule *r)
 {
 	u32 n = ++r->matched;
 
-	if (r->count && r->fired >= r->count)
-		return false;
 	if (r->every > 1 && n % r->every)
 		return false;
 	if (r->rate > 1 && rxe2_fault_mix(n) % r->rate)
@@ -132,14 +155,16 @@ enum rxe2_fault_action rxe2_fault_fire(struct rxe2_dev *rdev,
 				       unsigned int *ms)
 {
 	enum rxe2_fault_action act = RXE2_FAULT_NONE;
+	struct rxe2_fault *f = &rdev->fault;
 	unsigned long flags;
 	unsigned int i;
 
-	spin_lock_irqsave(&rdev->fault_lock, flags);
-	for (i = 0; i < rdev->fault_nrules; i++) {
-		struct rxe2_fault_rule *r = &rdev->fault_rules[i];
+	spin_lock_irqsave(&f->lock, flags);
+	for (i = 0; i < f->nrules; i++) {
+		struct rxe2_fault_rule *r = &f->rules[i];
 
-		if (rxe2_fault_hook(r->action) != hook ||
+		if (rxe2_fault_hooks[r->action] != hook ||
+		    rxe2_fault_spent(r) ||
 		    (r->qpn >= 0 && r->qpn != qpn) ||
 		    (r->opcode >= 0 && r->opcode != opcode))
 			continue;
@@ -147,10 +172,12 @@ enum rxe2_fault_action rxe2_fault_fire(struct rxe2_dev *rdev,
 			act = r->action;
 			if (ms)
 				*ms = r->ms;
+			if (rxe2_fault_spent(r))
+				rxe2_fault_update_on(rdev);
 			break;
 		}
 	}
-	spin_unlock_irqrestore(&rdev->fault_lock, flags);
+	spin_unlock_irqrestore(&f->lock, flags);
 	if (act != RXE2_FAULT_NONE)
 		rxe2_dp_count(rdev, RXE2_DPC_FAULT_INJECTED);
 	return act;
@@ -179,40 +206,55 @@ enum rxe2_fault_let {
 };
 
 static bool rxe2_fault_let_go(const struct rxe2_fault_held *h,
-			      enum rxe2_fault_let let)
+			      enum rxe2_fault_let let, unsigned long now)
 {
 	return let >= RXE2_FAULT_LET_ALL ||
 	       (let == RXE2_FAULT_LET_OVERTAKEN && h->reorder) ||
-	       time_after_eq(jiffies, h->due);
+	       time_after_eq(now, h->due);
+}
+
+/* run the work at @due unless it is armed to run sooner; under lock */
+static void rxe2_fault_arm(struct rxe2_fault *f, unsigned long due,
+			   unsigned long now)
+{
+	if (f->armed && !time_before(due, f->armed_at))
+		return;
+	f->armed = true;
+	f->armed_at = due;
+	mod_delayed_work(system_wq, &f->work,
+			 time_after(due, now) ? due - now : 0);
 }
 
 /*
  * Send (or purge) the held packets @let names, in the order they were
- * held; rearm the timer for the rest.
+ * held; arm the work for the rest.
  */
 static void rxe2_fault_release(struct rxe2_dev *rdev, enum rxe2_fault_let let)
 {
+	struct rxe2_fault *f = &rdev->fault;
 	struct rxe2_fault_held *h, *tmp;
-	unsigned long next = 0, flags;
+	unsigned long next = 0, flags, now = jiffies;
 	bool more = false;
 	LIST_HEAD(out);
 
-	spin_lock_irqsave(&rdev->fault_lock, flags);
-	rdev->fault_reorder_held = false;
-	list_for_each_entry_safe(h, tmp, &rdev->fault_held, list) {
-		if (rxe2_fault_let_go(h, let)) {
+	spin_lock_irqsave(&f->lock, flags);
+	f->reorder_held = false;
+	list_for_each_entry_safe(h, tmp, &f->held, list) {
+		if (rxe2_fault_let_go(h, let, now)) {
 			list_move_tail(&h->list, &out);
+			f->nheld--;
 			continue;
 		}
-		rdev->fault_reorder_held |= h->reorder;
+		f->reorder_held |= h->reorder;
 		if (!more || time_before(h->due, next))
 			next = h->due;
 		more = true;
 	}
+	rxe2_fault_update_on(rdev);
+	f->armed = false;	/* the work is running, or this rearms it */
 	if (more)
-		mod_delayed_work(system_wq, &rdev->fault_work,
-				 time_after(next, jiffies) ? next - jiffies : 0);
-	spin_unlock_irqrestore(&rdev->fault_lock, flags);
+		rxe2_fault_arm(f, next, now);
+	spin_unlock_irqrestore(&f->lock, flags);
 
 	list_for_each_entry_safe(h, tmp, &out, list) {
 		if (let == RXE2_FAULT_LET_PURGE)
@@ -226,35 +268,47 @@ static void rxe2_fault_release(struct rxe2_dev *rdev, enum rxe2_fault_let let)
 static void rxe2_fault_work(struct work_struct *w)
 {
 	struct rxe2_dev *rdev = container_of(to_delayed_work(w),
-					     struct rxe2_dev, fault_work);
+					     struct rxe2_dev, fault.work);
 
 	rxe2_fault_release(rdev, RXE2_FAULT_LET_DUE);
 }
 
-/* hold a packet for ms, or (reorder) until the next one has left */
+/*
+ * Hold a packet for ms, or (reorder) until the next one has left; it
+ * leaves at once when the rules are gone ("clear" raced with it) or too
+ * many are held.
+ */
 static void rxe2_fault_hold(struct rxe2_dev *rdev, struct sk_buff *skb,
 			    bool ipv6, unsigned int ms, bool reorder)
 {
 	struct rxe2_fault_held *h = kmalloc(sizeof(*h), GFP_ATOMIC);
-	unsigned long flags;
+	struct rxe2_fault *f = &rdev->fault;
+	unsigned long flags, now = jiffies;
 
-	if (!h) {
-		rxe2_fault_out(rdev, skb, ipv6);
-		return;
-	}
+	if (!h)
+		goto out;
 	h->skb = skb;
 	h->ipv6 = ipv6;
 	h->reorder = reorder;
-	h->due = jiffies + msecs_to_jiffies(ms);
-	spin_lock_irqsave(&rdev->fault_lock, flags);
-	list_add_tail(&h->list, &rdev->fault_held);
-	rdev->fault_reorder_held |= reorder;
-	/* the earliest due time wins; a later one is rearmed on release */
-	if (!delayed_work_pending(&rdev->fault_work) ||
-	    time_before(h->due, rdev->fault_work.timer.expires))
-		mod_delayed_work(system_wq, &rdev->fault_work,
-				 msecs_to_jiffies(ms));
-	spin_unlock_irqrestore(&rdev->fault_lock, flags);
+	h->due = now + msecs_to_jiffies(ms);
+	spin_lock_irqsave(&f->lock, flags);
+	if (!(READ_ONCE(rdev->fault_on) & RXE2_FAULT_ON_TX) ||
+	    f->nheld >= RXE2_FAULT_MAX_HELD) {
+		spin_unlock_irqrestore(&f->lock, flags);
+		kfree(h);
+		goto out;
+	}
+	list_add_tail(&h->list, &f->held);
+	f->nheld++;
+	if (reorder) {
+		f->reorder_held = true;
+		rxe2_fault_update_on(rdev);
+	}
+	rxe2_fault_arm(f, h->due, now);
+	spin_unlock_irqrestore(&f->lock, flags);
+	return;
+out:
+	rxe2_fault_out(rdev, skb, ipv6);
 }
 
 /*
@@ -301,15 +355,18 @@ void rxe2_fault_overtaken_slow(struct rxe2_dev *rdev)
 /* device setup and teardown (nothing is sent any more at teardown) */
 void rxe2_fault_init(struct rxe2_dev *rdev)
 {
-	spin_lock_init(&rdev->fault_lock);
-	INIT_LIST_HEAD(&rdev->fault_held);
-	INIT_DELAYED_WORK(&rdev->fault_work, rxe2_fault_work);
+	spin_lock_init(&rdev->fault.lock);
+	INIT_LIST_HEAD(&rdev->fault.held);
+	INIT_DELAYED_WORK(&rdev->fault.work, rxe2_fault_work);
 }
 
 void rxe2_fault_fini(struct rxe2_dev *rdev)
 {
-	WRITE_ONCE(rdev->fault_on, 0);
-	cancel_delayed_work_sync(&rdev->fault_work);
+	spin_lock_irq(&rdev->fault.lock);
+	rdev->fault.nrules = 0;
+	rxe2_fault_update_on(rdev);
+	spin_unlock_irq(&rdev->fault.lock);
+	cancel_delayed_work_sync(&rdev->fault.work);
 	rxe2_fault_release(rdev, RXE2_FAULT_LET_PURGE);
 }
 
@@ -392,16 +449,6 @@ static int rxe2_fault_parse(struct rxe2_fault_rule *r, char *line)
 	return 0;
 }
 
-/* the hooks the rules use, for rdev->fault_on; under fault_lock */
-static void rxe2_fault_update_on(struct rxe2_dev *rdev)
-{
-	unsigned int on = 0, i;
-
-	for (i = 0; i < rdev->fault_nrules; i++)
-		on |= rxe2_fault_hook(rdev->fault_rules[i].action);
-	WRITE_ONCE(rdev->fault_on, on);
-}
-
 static ssize_t fault_store(struct device *device,
 			   struct device_attribute *attr, const char *buf,
 			   size_t count)
@@ -416,10 +463,10 @@ static ssize_t fault_store(struct device *device,
 		return -ENOMEM;
 	line = strim(dup);
 	if (!strcmp(line, "clear")) {
-		spin_lock_irq(&rdev->fault_lock);
-		rdev->fault_nrules = 0;
+		spin_lock_irq(&rdev->fault.lock);
+		rdev->fault.nrules = 0;
 		rxe2_fault_update_on(rdev);
-		spin_unlock_irq(&rdev->fault_lock);
+		spin_unlock_irq(&rdev->fault.lock);
 		/* what delay or reorder holds leaves now */
 		rxe2_fault_release(rdev, RXE2_FAULT_LET_ALL);
 		goto out;
@@ -427,14 +474,14 @@ static ssize_t fault_store(struct device *device,
 	ret = rxe2_fault_parse(&r, line);
 	if (ret)
 		goto out;
-	spin_lock_irq(&rdev->fault_lock);
-	if (rdev->fault_nrules == RXE2_FAULT_RULES) {
+	spin_lock_irq(&rdev->fault.lock);
+	if (rdev->fault.nrules == RXE2_FAULT_RULES) {
 		ret = -ENOSPC;
 	} else {
-		rdev->fault_rules[rdev->fault_nrules++] = r;
+		rdev->fault.rules[rdev->fault.nrules++] = r;
 		rxe2_fault_update_on(rdev);
 	}
-	spin_unlock_irq(&rdev->fault_lock);
+	spin_unlock_irq(&rdev->fault.lock);
 out:
 	kfree(dup);
 	return ret ? ret : count;
@@ -447,11 +494,12 @@ static ssize_t fault_show(struct device *device,
 	int len = 0;
 	unsigned int i;
 
-	spin_lock_irq(&rdev->fault_lock);
-	for (i = 0; i < rdev->fault_nrules; i++) {
-		const struct rxe2_fault_rule *r = &rdev->fault_rules[i];
+	spin_lock_irq(&rdev->fault.lock);
+	for (i = 0; i < rdev->fault.nrules; i++) {
+		const struct rxe2_fault_rule *r = &rdev->fault.rules[i];
 
-		len += sysfs_emit_at(buf, len, "%s", rxe2_fault_names[r->action]);
+		len += sysfs_emit_at(buf, len, "%s",
+				     rxe2_fault_names[r->action]);
 		if (r->qpn >= 0)
 			len += sysfs_emit_at(buf, len, " qpn=%d", r->qpn);
 		if (r->opcode >= 0)
@@ -467,7 +515,7 @@ static ssize_t fault_show(struct device *device,
 		len += sysfs_emit_at(buf, len, " matched=%u fired=%u\n",
 				     r->matched, r->fired);
 	}
-	spin_unlock_irq(&rdev->fault_lock);
+	spin_unlock_irq(&rdev->fault.lock);
 	return len;
 }
 

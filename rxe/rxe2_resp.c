@@ -287,21 +287,40 @@ static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	rxe2_qp_error(qp);
 }
 
+static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_RNR_ERR);
+		rxe2_send_ack(qp, RXE2_AETH_RNR |
+			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
+			      pkt->psn);
+	}
+	rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
+}
+
 /*
  * The fault file's responder rules (rxe2_fault.c) on the first packet of
- * a new RC request: true when one answered it with its NAK.
+ * a new RC request: true when one answered it with its NAK.  An RNR NAK
+ * only for a request that takes a receive WQE (a SEND, a WRITE with
+ * immediate in one packet), as a real responder sends one.
  */
 static bool rxe2_resp_forced_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	u32 qpn = qp->ibqp.qp_num;
+	enum rxe2_fault_action act = RXE2_FAULT_NONE;
 
-	switch (rxe2_fault_fire(rdev, RXE2_FAULT_ON_RESP, qp->ibqp.qp_num,
-				pkt->opcode, NULL)) {
+	if (((pkt->flags & RXE2_OPF_SEND) ||
+	     pkt->opcode == RXE2_OP_WRITE_ONLY_IMM) &&
+	    rxe2_fault_on(rdev, RXE2_FAULT_ON_RNR))
+		act = rxe2_fault_fire(rdev, RXE2_FAULT_ON_RNR, qpn,
+				      pkt->opcode, NULL);
+	if (act == RXE2_FAULT_NONE && rxe2_fault_on(rdev, RXE2_FAULT_ON_RESP))
+		act = rxe2_fault_fire(rdev, RXE2_FAULT_ON_RESP, qpn,
+				      pkt->opcode, NULL);
+	switch (act) {
 	case RXE2_FAULT_RNR_NAK:
-		rxe2_dp_count(rdev, RXE2_DPC_SEND_RNR_ERR);
-		rxe2_send_ack(qp, RXE2_AETH_RNR |
-			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
-			      pkt->psn);
+		rxe2_resp_rnr(qp, pkt);
 		return true;
 	case RXE2_FAULT_ACCESS_NAK:
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
@@ -313,17 +332,6 @@ static bool rxe2_resp_forced_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	default:
 		return false;
 	}
-}
-
-static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
-{
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_RNR_ERR);
-		rxe2_send_ack(qp, RXE2_AETH_RNR |
-			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
-			      pkt->psn);
-	}
-	rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
 }
 
 /*
@@ -869,7 +877,8 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	}
 	dp->nak_sent = false;
 	if (rc && !dp->in_msg && (pkt->flags & RXE2_OPF_FIRST) &&
-	    rxe2_fault_on(rxe2_qp_rdev(qp), RXE2_FAULT_ON_RESP) &&
+	    rxe2_fault_on(rxe2_qp_rdev(qp),
+			  RXE2_FAULT_ON_RNR | RXE2_FAULT_ON_RESP) &&
 	    rxe2_resp_forced_nak(qp, pkt))
 		return;
 	/* its ACK comes with a later packet's (READs get responses) */

@@ -326,6 +326,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		rxe2_skb_cb(skb)->trusted = true;
 		rxe2_qp_deliver(qp, to, skb);
 		rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+		rxe2_fault_overtaken(rxe2_qp_rdev(qp));
 		return 0;
 	}
 	rxe2_tx_icrc(skb, av->ipv6, tlen);
@@ -350,23 +351,22 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 
 /*
  * A packet while the fault file has transmit rules: the first that
- * fires acts on it, and it is routed even to a local QP, so that every
- * packet meets the rules and a held one can be overtaken.
+ * fires acts on it.  One a rule acts on is routed even to a local QP
+ * (through lo), where it can be held, copied or damaged; *act says what
+ * to do (RXE2_FAULT_NONE: nothing, send it as usual).  True: the rule
+ * dropped it.
  */
-static int rxe2_tx_faulty(struct rxe2_qp *qp, const struct rxe2_av *av,
-			  u16 sport, struct sk_buff *skb)
+static bool rxe2_tx_fault_drops(struct rxe2_qp *qp, struct sk_buff *skb,
+				enum rxe2_fault_action *act, unsigned int *ms)
 {
 	struct rxe2_bth *bth = (struct rxe2_bth *)skb->data;
-	enum rxe2_fault_action act;
-	unsigned int ms = 0;
 
-	act = rxe2_fault_fire(rxe2_qp_rdev(qp), RXE2_FAULT_ON_TX,
-			      qp->ibqp.qp_num, bth->opcode, &ms);
-	if (act == RXE2_FAULT_DROP) {
-		kfree_skb(skb);
-		return 0;	/* lost on the wire */
-	}
-	return rxe2_tx_xmit(qp, av, sport, skb, NULL, false, act, ms);
+	*act = rxe2_fault_fire(rxe2_qp_rdev(qp), RXE2_FAULT_ON_TX,
+			       qp->ibqp.qp_num, bth->opcode, ms);
+	if (*act != RXE2_FAULT_DROP)
+		return false;
+	kfree_skb(skb);
+	return true;
 }
 
 /*
@@ -385,6 +385,8 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	enum rxe2_fault_action act = RXE2_FAULT_NONE;
+	unsigned int ms = 0;
 	struct rxe2_qp *to;
 	bool local;
 
@@ -398,8 +400,13 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		kfree_skb(skb);
 		return 0;	/* lost on the wire: the sender cannot tell */
 	}
-	if (rxe2_fault_on(rdev, RXE2_FAULT_ON_TX))
-		return rxe2_tx_faulty(qp, av, sport, skb);
+	if (rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
+		if (rxe2_tx_fault_drops(qp, skb, &act, &ms))
+			return 0;	/* lost on the wire */
+		if (act != RXE2_FAULT_NONE)
+			return rxe2_tx_xmit(qp, av, sport, skb, NULL, false,
+					    act, ms);
+	}
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);

@@ -16,7 +16,8 @@
  *  - delay ms=300: the completion comes no sooner, nothing retransmitted;
  *  - reorder: the first of two SENDs overtaken, a sequence NAK, both
  *    delivered in order;
- *  - rnr_nak count=2: two RNR NAKs, then success; with rnr_retry 1,
+ *  - rnr_nak count=2: a WRITE passes (it takes no receive WQE), a SEND
+ *    draws two RNR NAKs, then succeeds; with rnr_retry 1,
  *    RNR_RETRY_EXC_ERR;
  *  - access_nak opcode=WRITE_ONLY: a SEND passes, the WRITE completes
  *    REM_ACCESS_ERR, its target untouched, both QPs in ERROR, the next
@@ -25,6 +26,9 @@
  *  - odp_fail: a WRITE into an ODP MR NAKed (REM_ACCESS_ERR), a SEND from
  *    one LOC_PROT_ERR, num_failed_resolutions; with the rule spent the
  *    same WRITE lands;
+ *  - a transmit rule for another QP, two devices in a namespace whose lo
+ *    is down: the pair's packets are still handed over (only those a
+ *    rule acts on take the routed way, through lo);
  *  - the file itself: bad rules EINVAL, a ninth rule ENOSPC, "clear".
  * TAP output.
  */
@@ -186,7 +190,7 @@ static void drops(void)
 		     OP_SEND_ONLY)) {
 		send_msg(&a, &b, 1, 100, 1, 0);
 		delivered(&a, &b, 1, 100, 1, 0, what);
-		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=2 fired=1",
+		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=1 fired=1",
 			    a.qp->qp_num, OP_SEND_ONLY);
 		tap_ret(ctr("fault_injected") - inj0, 1,
 			"%s: fault_injected +1", what);
@@ -197,7 +201,7 @@ static void drops(void)
 	if (set_rule("drop qpn=%u opcode=%d count=1", b.qp->qp_num, OP_ACK)) {
 		send_msg(&a, &b, 2, 200, 2, 0);
 		delivered(&a, &b, 2, 200, 2, 0, what);
-		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=2 fired=1",
+		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=1 fired=1",
 			    b.qp->qp_num, OP_ACK);
 		tap_ret(ctr("duplicate_request") - dup0, 1,
 			"%s: duplicate_request +1", what);
@@ -288,7 +292,7 @@ static void wire(void)
 		delivered(&a, &b, 2, 64, 12, 0, what);
 		tap_ret(ctr("rx_icrc_errors") - v0, 1,
 			"%s: rx_icrc_errors +1", what);
-		expect_rule(what, "corrupt qpn=%u count=1 matched=2 fired=1",
+		expect_rule(what, "corrupt qpn=%u count=1 matched=1 fired=1",
 			    a.qp->qp_num);
 	}
 
@@ -342,13 +346,20 @@ static void rnr(void)
 	s0 = ctr("send_rnr_err");
 	r0 = ctr("rcvd_rnr_err");
 	if (set_rule("rnr_nak qpn=%u count=2", b.qp->qp_num)) {
+		/* a WRITE takes no receive WQE: never RNR NAKed */
+		dp_fill(abuf + 512, 64, 20);
+		dp_post_send1(a.qp, 9, IBV_WR_RDMA_WRITE, abuf + 512, 64,
+			      amr->lkey, (uintptr_t)bbuf + 512, bmr->rkey, 0);
+		want(a.scq, 9, IBV_WC_RDMA_WRITE, 0, "rnr_nak, a WRITE");
+		tap_ok(dp_verify(bbuf + 512, 64, 20) < 0,
+		       "rnr_nak, a WRITE: 64 bytes exact");
 		send_msg(&a, &b, 1, 64, 21, 0);
 		delivered(&a, &b, 1, 64, 21, 0, what);
 		tap_ret(ctr("send_rnr_err") - s0, 2, "%s: send_rnr_err +2",
 			what);
 		tap_ret(ctr("rcvd_rnr_err") - r0, 2, "%s: rcvd_rnr_err +2",
 			what);
-		expect_rule(what, "rnr_nak qpn=%u count=2 matched=3 fired=2",
+		expect_rule(what, "rnr_nak qpn=%u count=2 matched=2 fired=2",
 			    b.qp->qp_num);
 	}
 	unpair(&a, &b);
@@ -473,6 +484,63 @@ out:
 	free(obuf);
 }
 
+/* a rule that acts on nothing leaves local hand-over alone, even with lo down */
+static void lo_down(void)
+{
+	const char *what = "a rule for another QP, lo down";
+	struct dp_dev d1, d2, keep = dev;
+	struct dp_qp a, b;
+	struct dp_conn c;
+
+	if (!tap_ok(!dp_sh(
+		"ip netns add flo && "
+		"ip -n flo link add flo1 type veth peer name flo2 && "
+		"ip -n flo addr add 10.79.9.1/24 dev flo1 && "
+		"ip -n flo addr add 10.79.9.2/24 dev flo2 && "
+		"ip -n flo link set flo1 up && ip -n flo link set flo2 up && "
+		"ip netns exec flo rdma link add flo1rxe2 type rxe2 netdev flo1 && "
+		"ip netns exec flo rdma link add flo2rxe2 type rxe2 netdev flo2 && "
+		"for i in $(seq 100); do "
+		"grep -qs ffff:0a4f:0901 /sys/class/infiniband/flo1rxe2/ports/1/gids/* && "
+		"grep -qs ffff:0a4f:0902 /sys/class/infiniband/flo2rxe2/ports/1/gids/* && exit 0; "
+		"sleep 0.1; done; exit 1"),
+		    "%s: namespace flo (lo down), a veth inside, flo1rxe2 and flo2rxe2",
+		    what))
+		goto out;
+	dp_open(&d1, "flo1rxe2");
+	dp_open(&d2, "flo2rxe2");
+	dp_conn_default(&c);
+	c.retry_cnt = 1;
+	if (tap_ret(dp_pair(&d1, &d2, IBV_QPT_RC, &dp_small_cap, &c, &a, &b),
+		    0, "%s: RC pair", what)) {
+		uint8_t *x = dp_alloc(4096), *y = dp_alloc(4096);
+		struct ibv_mr *xm = dp_reg(d1.pd, x, 4096, DP_ACCESS_ALL);
+		struct ibv_mr *ym = dp_reg(d2.pd, y, 4096, DP_ACCESS_ALL);
+
+		dev = d1;
+		set_rule("drop qpn=%u", 0xfff000);
+		dp_fill(x, 100, 51);
+		dp_post_recv1(b.qp, 1, y, 100, ym->lkey);
+		dp_post_send1(a.qp, 1, IBV_WR_SEND, x, 100, xm->lkey, 0, 0, 0);
+		want(a.scq, 1, IBV_WC_SEND, 0, what);
+		want(b.rcq, 1, IBV_WC_RECV, 0, what);
+		tap_ok(dp_verify(y, 100, 51) < 0, "%s: 100 bytes exact", what);
+		expect_rule(what, "drop qpn=%u matched=0 fired=0", 0xfff000);
+		dev = keep;
+		dp_qp_free(&a);
+		dp_qp_free(&b);
+		ibv_dereg_mr(xm);
+		ibv_dereg_mr(ym);
+		free(x);
+		free(y);
+	}
+	dp_close(&d1);
+	dp_close(&d2);
+out:
+	dp_sh("ip netns del flo 2>/dev/null; for i in $(seq 100); do "
+	      "[ -e /sys/class/infiniband/flo1rxe2 ] || exit 0; sleep 0.1; done");
+}
+
 /* the file: what it refuses, its limit, clear */
 static void file(void)
 {
@@ -520,6 +588,7 @@ int main(void)
 	rnr();
 	fatal_naks();
 	odp();
+	lo_down();
 
 	rule("clear");
 	ibv_dereg_mr(amr);

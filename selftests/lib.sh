@@ -393,3 +393,27 @@ netns_pair_del() {
 	ip netns del "$2" 2>/dev/null
 	wait_ibdev_gone "${1}rxe2" "${2}rxe2"
 }
+
+# harness_links: the harness's rxe2 links as "ibdev:netdev" words, to
+# give them back with harness_restore after a test took the module out.
+harness_links() {
+	for _d in /sys/class/infiniband/*; do
+		[ -r "$_d/rxe2_abi" ] && printf '%s:%s ' "${_d##*/}" "$(cat "$_d/parent")"
+	done
+}
+
+# harness_restore "LINKS": the build tree's module with the harness's
+# parameters, and those links with their IPv4 GIDs.
+harness_restore() {
+	# shellcheck disable=SC2086 # the parameters are words
+	insmod "$RXE2_KO" $RXE2_KO_PARAMS || return 1
+	for _s in $1; do
+		rdma link add "${_s%%:*}" type rxe2 netdev "${_s#*:}" || return 1
+		_n=0
+		until ipv4_gid_index "${_s%%:*}" >/dev/null; do
+			_n=$((_n + 1))
+			[ $_n -le 100 ] || { echo "no IPv4 GID on ${_s%%:*}"; return 1; }
+			sleep 0.1
+		done
+	done
+}

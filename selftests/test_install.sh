@@ -69,10 +69,7 @@ EOF
 chmod +x "$stage/modprobe"
 
 # Links of the harness go away with the module; put them back afterwards.
-saved=
-for d in /sys/class/infiniband/*; do
-	[ -r "$d/rxe2_abi" ] && saved="$saved ${d##*/}:$(cat "$d/parent")"
-done
+saved=$(harness_links)
 check "rmmod rdma_rxe2" rmmod rdma_rxe2
 echo "$stage/modprobe" >/proc/sys/kernel/modprobe
 ip link add rxe2_inst0 type dummy && ip link set rxe2_inst0 up
@@ -191,21 +188,10 @@ check "without librxe2, the stock rxe provider does not take rxe2 devices" \
 
 # Restore the harness's module and links, with their IPv4 GIDs.
 restore() {
-	local s i
 	rdma link delete rxe2_auto0 || return 1
 	echo "$old_modprobe" >/proc/sys/kernel/modprobe
 	rmmod rdma_rxe2 || return 1
-	# shellcheck disable=SC2086 # the parameters are words
-	insmod "$RXE2_KO" $RXE2_KO_PARAMS || return 1
-	for s in $saved; do
-		rdma link add "${s%%:*}" type rxe2 netdev "${s#*:}" || return 1
-		i=0
-		until ipv4_gid_index "${s%%:*}" >/dev/null; do
-			i=$((i + 1))
-			[ $i -le 100 ] || { echo "no IPv4 GID on ${s%%:*}"; return 1; }
-			sleep 0.1
-		done
-	done
+	harness_restore "$saved"
 }
 check "module reloaded and harness links back ($saved )" restore
 [ "$n" -eq "$PLAN" ] || echo "# planned $PLAN, ran $n"

@@ -110,9 +110,7 @@ check "the tree's versions agree: dkms.conf, debian/changelog, librxe2, the modu
 	grep -q '^MODULE_VERSION(\"$version\");' '$repo/rxe/rxe2_main.c'"
 
 # The harness's module out; the packaged one comes in by itself.
-for d in /sys/class/infiniband/*; do
-	[ -r "$d/rxe2_abi" ] && saved="$saved ${d##*/}:$(cat "$d/parent")"
-done
+saved=$(harness_links)
 cat >"$stage/modprobe" <<EOF
 #!/bin/sh
 # rdma_rxe2 from the packages' root; everything else as usual
@@ -178,19 +176,8 @@ check "dpkg -r rxe2-dkms: DKMS takes the module away" sh -c "
 	[ ! -e '$ko' ] && ! chroot '$root' dkms status rxe2 | grep -q ."
 
 restore() {
-	local s i
 	echo "$old_modprobe" >/proc/sys/kernel/modprobe
-	# shellcheck disable=SC2086 # the parameters are words
-	insmod "$RXE2_KO" $RXE2_KO_PARAMS || return 1
-	for s in $saved; do
-		rdma link add "${s%%:*}" type rxe2 netdev "${s#*:}" || return 1
-		i=0
-		until ipv4_gid_index "${s%%:*}" >/dev/null; do
-			i=$((i + 1))
-			[ $i -le 100 ] || { echo "no IPv4 GID on ${s%%:*}"; return 1; }
-			sleep 0.1
-		done
-	done
+	harness_restore "$saved"
 }
 check "module reloaded and harness links back ($saved )" restore
 [ "$n" -eq "$PLAN" ] || echo "# planned $PLAN, ran $n"

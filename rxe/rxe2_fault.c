@@ -275,8 +275,8 @@ static void rxe2_fault_work(struct work_struct *w)
 
 /*
  * Hold a packet for ms, or (reorder) until the next one has left; it
- * leaves at once when the rules are gone ("clear" raced with it) or too
- * many are held.
+ * leaves at once when the rules are gone ("clear" raced with it; a rule
+ * its firing retired is still there) or too many are held.
  */
 static void rxe2_fault_hold(struct rxe2_dev *rdev, struct sk_buff *skb,
 			    bool ipv6, unsigned int ms, bool reorder)
@@ -292,8 +292,7 @@ static void rxe2_fault_hold(struct rxe2_dev *rdev, struct sk_buff *skb,
 	h->reorder = reorder;
 	h->due = now + msecs_to_jiffies(ms);
 	spin_lock_irqsave(&f->lock, flags);
-	if (!(READ_ONCE(rdev->fault_on) & RXE2_FAULT_ON_TX) ||
-	    f->nheld >= RXE2_FAULT_MAX_HELD) {
+	if (!f->nrules || f->nheld >= RXE2_FAULT_MAX_HELD) {
 		spin_unlock_irqrestore(&f->lock, flags);
 		kfree(h);
 		goto out;

@@ -488,15 +488,7 @@ out:
 /* packets that crossed lo, or -1 */
 static long lo_packets(void)
 {
-	FILE *f = fopen("/sys/class/net/lo/statistics/tx_packets", "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return read_long("/sys/class/net/lo/statistics/tx_packets");
 }
 
 /* a rule that acts on nothing leaves local hand-over alone */

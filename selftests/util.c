@@ -118,21 +118,26 @@ void res_snapshot(const char *dev, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
-long module_param(const char *name)
+long read_long(const char *path)
 {
-	char path[256];
 	long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), "/sys/module/rdma_rxe2/parameters/%s",
-		 name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%ld", &v) != 1)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+long module_param(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/rdma_rxe2/parameters/%s",
+		 name);
+	return read_long(path);
 }
 
 int find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)

@@ -26,6 +26,9 @@ int res_count(const char *dev, const char *type);
 /* All counts of the device as one comparable string (empty on error). */
 void res_snapshot(const char *dev, char *buf, size_t len);
 
+/* The number a file (sysfs) starts with, or -1. */
+long read_long(const char *path);
+
 /* rdma_rxe2 module parameter value, or -1 when absent. */
 long module_param(const char *name);
 

@@ -45,6 +45,28 @@
 #ifndef RXE2_IBVERBS_PRIVATE_H
 #define RXE2_IBVERBS_PRIVATE_H
 
+#ifdef RXE2_RDMA_CORE
+/*
+ * Built inside an rdma-core tree as providers/rxe2: provider/CMakeLists.txt
+ * defines RXE2_RDMA_CORE to the tree's release (57, 64...).  There the
+ * private ABI is the tree's own <infiniband/driver.h>, so nothing below is
+ * declared or pinned, and the guards that hold librxe2 to libibverbs
+ * 1.14.44 (1, 2, 3, 5 and the version check of rxe2_main.c) are left out:
+ * rdma-core links the provider to its own IBVERBS_PRIVATE_<PABI>.  Guard 4
+ * stays, as it holds for any tree and still catches a libibverbs whose
+ * layout moved under the same private ABI (v62 grew the ops under 59).
+ * The calls whose prototypes changed after 44 test RXE2_RDMA_CORE
+ * (docs/rdma-core.md).
+ */
+#include <infiniband/driver.h>
+
+#define RXE2_IOCTL_NO_UHW _UHW_NO_INDEX
+
+#else /* !RXE2_RDMA_CORE: built on its own, against libibverbs 1.14.44 */
+
+/* "RXE2_RDMA_CORE >= release" is false for this file's declarations */
+#define RXE2_RDMA_CORE 0
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -744,5 +766,7 @@ RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);
 #endif /* __x86_64__ */
+
+#endif /* RXE2_RDMA_CORE */
 
 #endif /* RXE2_IBVERBS_PRIVATE_H */

@@ -11,7 +11,11 @@
 #include <stdint.h>
 
 #include "ibverbs_private.h"
+#if RXE2_RDMA_CORE
+#include <rdma/rxe2-abi.h>	/* kernel-headers/rdma, as for any provider */
+#else
 #include "rxe2-abi.h"
+#endif
 
 #define rxe2_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

@@ -126,7 +126,11 @@ struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 
-	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+	err = ibv_cmd_create_cq_ex(ibctx, attr,
+#if RXE2_RDMA_CORE >= 59
+				   NULL,	/* the ring is the kernel's */
+#endif
+				   &cq->vcq, &cmd, sizeof(cmd),
 				   &rsp.ibv_resp, sizeof(rsp), 0);
 	if (err)
 		goto err_free;

@@ -259,6 +259,9 @@ static struct verbs_context *rxe2_alloc_context(struct ibv_device *ibdev,
 
 	req.drv.provider_abi = RXE2_UVERBS_ABI_VERSION;
 	err = ibv_cmd_get_context(&ctx->vctx, &req.ibv_cmd, sizeof(req),
+#if RXE2_RDMA_CORE >= 57
+				  NULL,	/* rxe2 passes no fds */
+#endif
 				  &rsp.ibv_resp, sizeof(rsp));
 	if (err)
 		goto err_uninit;
@@ -344,6 +347,10 @@ bool rxe2_is_rxe2_context(struct ibv_context *ibctx)
 	       verbs_get_device(ibctx->device)->ops == &rxe2_dev_ops;
 }
 
+#if RXE2_RDMA_CORE
+/* in a tree, registration as every provider of rdma-core registers */
+PROVIDER_DRIVER(rxe2, rxe2_dev_ops);
+#else
 struct rxe2_libver {
 	unsigned int v[3];
 	bool found;
@@ -410,3 +417,4 @@ static __attribute__((constructor)) void rxe2_register_driver(void)
 	if (rxe2_libibverbs_supported())
 		verbs_register_driver_34(&rxe2_dev_ops);
 }
+#endif

@@ -123,7 +123,11 @@ static int rxe2_qp_create_cmd(struct ibv_context *ibctx, struct rxe2_qp *qp,
 
 		err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &req.ibv_cmd,
 					    sizeof(req), &rsp.ibv_resp,
+#if RXE2_RDMA_CORE >= 64
+					    sizeof(rsp), NULL);	/* no driver attrs */
+#else
 					    sizeof(rsp));
+#endif
 		*drv_rsp = rsp.drv;
 	} else {
 		struct rxe2_create_qp_req req = { .drv = drv };

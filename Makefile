@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb check-packages clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -44,6 +44,41 @@ check-packages: all deb
 	RXE2_EXTRA_TESTS=$(CURDIR)/selftests/packages/test_deb.sh \
 	RXE2_TESTS=test_deb.sh RXE2_TEST_TIMEOUT=3000 \
 	tools/vm --timeout 3600 -- $(CURDIR)/selftests/run
+
+# librxe2 built inside newer rdma-core trees (docs/rdma-core.md): each
+# tag of RDMA_CORE_TAGS cloned from RDMA_CORE_GIT into
+# .build/rdma-core/TAG/src, or the one tree RDMA_CORE_SRC (changed in
+# place), laid out and built on the host by tools/rdma-core-intree; then
+# each build used uninstalled, with its own libibverbs, in one guest boot
+# (selftests/rdma-core/test_intree.sh).
+RDMA_CORE_GIT ?= https://github.com/linux-rdma/rdma-core.git
+RDMA_CORE_TAGS ?= v57.0 v59.0 v64.0
+RDMA_CORE_SRC ?=
+RDMA_CORE_JOBS ?= $(shell nproc)
+RDMA_CORE_BUILDS = $(if $(RDMA_CORE_SRC),$(CURDIR)/.build/rdma-core/src/build,\
+	$(foreach t,$(RDMA_CORE_TAGS),$(CURDIR)/.build/rdma-core/$(t)/build))
+
+rdma-core-intree:
+	@set -e; \
+	if [ -n "$(RDMA_CORE_SRC)" ]; then \
+		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $(RDMA_CORE_SRC) \
+			.build/rdma-core/src/build; \
+	else for t in $(RDMA_CORE_TAGS); do \
+		d=.build/rdma-core/$$t; \
+		if [ ! -d $$d/src ]; then \
+			rm -rf $$d/src.tmp; \
+			git -c advice.detachedHead=false clone -q --depth 1 \
+				--branch $$t $(RDMA_CORE_GIT) $$d/src.tmp; \
+			mv $$d/src.tmp $$d/src; \
+		fi; \
+		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$d/src $$d/build; \
+	done; fi
+
+check-rdma-core: all rdma-core-intree
+	RXE2_RDMA_CORE_BUILDS="$(RDMA_CORE_BUILDS)" \
+	RXE2_EXTRA_TESTS=$(CURDIR)/selftests/rdma-core/test_intree.sh \
+	RXE2_TESTS=test_intree.sh RXE2_TEST_TIMEOUT=1200 \
+	tools/vm --timeout 1800 -- $(CURDIR)/selftests/run
 
 # A change's cost on the data path: the module built from AB_BASE (a
 # git revision) against the build tree's, swapped round by round in one
@@ -152,6 +187,7 @@ help:
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"
+	@echo "make check-rdma-core  librxe2 built in rdma-core RDMA_CORE_TAGS (v57.0 v59.0 v64.0) or RDMA_CORE_SRC, used in the guest"
 	@echo "make deb      Debian packages rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools into .build/deb"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

@@ -284,6 +284,13 @@ static unsigned long rxe2_rnr_jiffies(u8 code)
 	return max_t(unsigned long, 1, usecs_to_jiffies(us[code & 31]));
 }
 
+/* a NAK that ends the QP: not RNR, not a PSN sequence error */
+static bool rxe2_nak_fatal(u8 syn)
+{
+	return (syn & RXE2_AETH_TYPE_MASK) != RXE2_AETH_RNR &&
+	       (syn & RXE2_AETH_VAL_MASK) != RXE2_NAK_PSN_SEQ;
+}
+
 static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
@@ -292,8 +299,18 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	trace_rxe2_nak(qp->ibqp.device->index, qp->ibqp.qp_num, pkt->psn, syn,
 		       false);
 	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
-	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
-		return;		/* stale */
+	    rxe2_psn_diff(pkt->psn, dp->sent_psn) >= 0)
+		return;		/* stale, or for a PSN never sent */
+	/*
+	 * A NAK for a packet sent before a go-back-N rewind (its PSN at or
+	 * past req_psn again, the resend not there yet) still counts when
+	 * it is fatal: the responder is in ERROR and answers no resend, so
+	 * dropping it would turn its status into RETRY_EXC_ERR (or, with
+	 * timeout 0, nothing).  The others come again for the resend.
+	 */
+	if (rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0 &&
+	    !rxe2_nak_fatal(syn))
+		return;
 	rxe2_comp_ack_upto(qp, prev);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;

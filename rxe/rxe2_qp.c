@@ -442,6 +442,7 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 						qp->dp.av.flow_label);
 	if (mask & IB_QP_SQ_PSN) {
 		qp->dp.req_psn = attr->sq_psn;
+		qp->dp.sent_psn = attr->sq_psn;
 		qp->dp.comp_psn = attr->sq_psn;
 	}
 	if (mask & IB_QP_RQ_PSN)

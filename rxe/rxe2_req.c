@@ -336,6 +336,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	rxe2_tx_finish(qp, av, sport, skb);	/* a lost packet is retried */
 	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
 	dp->req_psn = (dp->req_psn + npsn) & RXE2_PSN_MASK;
+	if (rxe2_psn_diff(dp->req_psn, dp->sent_psn) > 0)
+		dp->sent_psn = dp->req_psn;
 	if (rxe2_is_read_or_atomic(w->opcode))
 		dp->req_offset = info->length;
 	else

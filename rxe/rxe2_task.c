@@ -405,7 +405,9 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->req_next = qp->sq.dev_index;
 	dp->req_offset = 0;
 	dp->req_psn = 0;
+	dp->sent_psn = 0;
 	dp->req_noack = 0;
+	dp->rewound = false;
 	dp->comp_psn = 0;
 	dp->resp_psn = 0;
 	dp->msn = 0;

@@ -552,6 +552,7 @@ struct rxe2_qp_dp {
 	u32 req_next;			/* SQ index of the WQE being sent */
 	u32 req_offset;			/* bytes of it already sent */
 	u32 req_psn;			/* next PSN to send */
+	u32 sent_psn;			/* past the highest sent: not rewound */
 	u32 req_noack;			/* packets sent since last AckReq */
 	u8 retry_left;
 	u8 rnr_left;

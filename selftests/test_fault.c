@@ -23,6 +23,10 @@
  *    REM_ACCESS_ERR, its target untouched, both QPs in ERROR, the next
  *    WR flushed;
  *  - remop_nak: REM_OP_ERR at the sender, the receive flushed;
+ *  - a READ's response dropped, then a SEND into an unusable receive
+ *    WQE: the responder's remote operational error NAK comes after the
+ *    ACK that rewound the requester to the READ; it still ends the QP
+ *    with REM_OP_ERR (not RETRY_EXC_ERR: the responder is in ERROR);
  *  - odp_fail: a WRITE into an ODP MR NAKed (REM_ACCESS_ERR), a SEND from
  *    one LOC_PROT_ERR, num_failed_resolutions; with the rule spent the
  *    same WRITE lands;
@@ -46,6 +50,7 @@
 
 #define OP_SEND_ONLY	0x04
 #define OP_WRITE_ONLY	0x0a
+#define OP_READ_RESP	0x10	/* READ response only */
 #define OP_ACK		0x11
 
 static struct dp_dev dev;
@@ -426,6 +431,66 @@ static void fatal_naks(void)
 	unpair(&a, &b);
 }
 
+/*
+ * READ, SEND, SEND in one post; the READ's response is lost and the
+ * second SEND's receive WQE runs past its MR.  The responder answers
+ * the READ (dropped), ACKs the first SEND, completes the second receive
+ * LOC_PROT_ERR with a remote operational error NAK and goes to ERROR.
+ * The ACK rewinds the requester to the unanswered READ; the NAK, for a
+ * PSN past the rewound one, must still end the QP with its own status.
+ * The oldest unfinished WQE (the READ) carries it, the others flush.
+ */
+static void nak_after_rewind(void)
+{
+	const char *what = "a remote op NAK after a go-back-N rewind";
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)abuf + 4096, 64, amr->lkey },
+		{ (uintptr_t)abuf, 64, amr->lkey },
+		{ (uintptr_t)abuf + 64, 64, amr->lkey },
+	};
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct dp_qp a, b;
+	struct dp_conn c;
+	int i;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 3; i++) {
+		wr[i].wr_id = i + 1;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].opcode = i ? IBV_WR_SEND : IBV_WR_RDMA_READ;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	wr[0].wr.rdma.remote_addr = (uintptr_t)bbuf + 4096;
+	wr[0].wr.rdma.rkey = bmr->rkey;
+	dp_fill(abuf, 128, 41);
+	dp_post_recv1(b.qp, 2, bbuf, 64, bmr->lkey);
+	/* 32 bytes inside the MR, 32 past its end */
+	dp_post_recv1(b.qp, 3, bbuf + 8192 - 32, 64, bmr->lkey);
+	if (set_rule("drop qpn=%u opcode=%d count=1", b.qp->qp_num,
+		     OP_READ_RESP)) {
+		tap_ret(ibv_post_send(a.qp, wr, &bad), 0, "%s: post", what);
+		want(a.scq, 1, IBV_WC_RDMA_READ, IBV_WC_REM_OP_ERR, what);
+		want(a.scq, 2, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR, what);
+		want(a.scq, 3, IBV_WC_SEND, IBV_WC_WR_FLUSH_ERR, what);
+		want(b.rcq, 2, IBV_WC_RECV, 0, what);
+		want(b.rcq, 3, IBV_WC_RECV, IBV_WC_LOC_PROT_ERR, what);
+		tap_ok(dp_verify(bbuf, 64, 41) < 0,
+		       "%s: the first SEND landed byte for byte", what);
+		tap_ret(qp_state(a.qp), IBV_QPS_ERR, "%s: requester in ERROR",
+			what);
+		tap_ret(qp_state(b.qp), IBV_QPS_ERR, "%s: responder in ERROR",
+			what);
+		expect_rule(what, "drop qpn=%u opcode=%d count=1 matched=1 fired=1",
+			    b.qp->qp_num, OP_READ_RESP);
+	}
+	unpair(&a, &b);
+}
+
 /* failed ODP page faults at the responder and at the requester */
 static void odp(void)
 {
@@ -586,6 +651,7 @@ int main(void)
 	wire();
 	rnr();
 	fatal_naks();
+	nak_after_rewind();
 	odp();
 	handed_over();
 

@@ -87,8 +87,10 @@ for b in "${builds[@]}"; do
 	echo "# ---- $b: $tag"
 	# The build's tools and libraries only: no RDMAV_DRIVERS (the
 	# harness points it at provider/, rdmav34, which this libibverbs
-	# could not load).
-	run=(env -u RDMAV_DRIVERS -u IBV_DRIVERS LD_LIBRARY_PATH="$lib")
+	# could not load); its bin/ first in PATH, for the tools our tests
+	# run (Debian's ibv_devinfo needs IBVERBS_PRIVATE_34).
+	run=(env -u RDMAV_DRIVERS -u IBV_DRIVERS LD_LIBRARY_PATH="$lib"
+	     PATH="$b/bin:$PATH")
 
 	built() {
 		if [ -z "$rel" ] || [ -z "$pabi" ]; then

@@ -51,10 +51,11 @@
  * defines RXE2_RDMA_CORE to the tree's release (57, 64...).  There the
  * private ABI is the tree's own <infiniband/driver.h>, so nothing below is
  * declared or pinned, and the guards that hold librxe2 to libibverbs
- * 1.14.44 (1, 2, 3, 5 and the version check of rxe2_main.c) are left out:
- * rdma-core links the provider to its own IBVERBS_PRIVATE_<PABI>.  Guard 4
- * stays, as it holds for any tree and still catches a libibverbs whose
- * layout moved under the same private ABI (v62 grew the ops under 59).
+ * 1.14.44 (1, 2, 3 and the version check of rxe2_main.c) are left out:
+ * rdma-core links the provider to its own IBVERBS_PRIVATE_<PABI>.  Guards
+ * 4 and 5 stay, as they hold for any tree and still catch a libibverbs
+ * whose layout moved under the same private ABI (v62 grew the ops under
+ * 59; 1.14.45 grew ibv_qp_ex under 34).
  * The calls whose prototypes changed after 44 test RXE2_RDMA_CORE
  * (docs/rdma-core.md).
  */

@@ -4,7 +4,8 @@
  * ib_send_bw -b does), with receive queues of their own and with each
  * QP fed by an SRQ: for about 2 s each side keeps 16 SENDs of 4 KiB in
  * flight and reposts every receive it consumes.  Asserted: progress in
- * both directions in every 250 ms window (no stall, no side starved),
+ * both directions in every 250 ms window (no stall, no side starved;
+ * run and windows stretched by time_scale() on a slower kernel),
  * every message received in order with its own stamp byte for byte, and
  * no RNR NAK (receives are always posted ahead: an RNR storm would mean
  * the responder missed them).  Nothing about speed.
@@ -130,6 +131,7 @@ static void run(bool srq)
 	const char *what = srq ? "bidirectional SENDs, SRQ-fed QPs" :
 				 "bidirectional SENDs, RC QPs";
 	long rnr0 = dp_hw_counter(dev.name, "send_rnr_err");
+	uint64_t scale = time_scale();
 	struct side a, b;
 	struct dp_conn c;
 	uint64_t t0, now;
@@ -148,8 +150,8 @@ static void run(bool srq)
 		if (post_recv(&a, i) || post_recv(&b, i))
 			tap_bail("%s: post_recv: %s", what, strerror(errno));
 	t0 = dp_now_ms();
-	while ((now = dp_now_ms()) - t0 < RUN_MS && ok) {
-		w = (now - t0) / WIN_MS;
+	while ((now = dp_now_ms()) - t0 < RUN_MS * scale && ok) {
+		w = (now - t0) / (WIN_MS * scale);
 		ok = pump(&a, w) && pump(&b, w);
 	}
 	tap_ok(ok, "%s: no error completion, no failed post", what);
@@ -159,7 +161,7 @@ static void run(bool srq)
 			break;
 	tap_ok(w == NWIN,
 	       "%s: SENDs completed and received both ways in each of %d windows of %d ms (first empty: %d)",
-	       what, NWIN, WIN_MS, w < NWIN ? w : -1);
+	       what, NWIN, (int)(WIN_MS * scale), w < NWIN ? w : -1);
 	tap_diag("%s: a->b %u sent %u received, b->a %u sent %u received",
 		 what, a.completed, b.received, b.completed, a.received);
 	tap_ok(!a.bad && !b.bad && a.received <= b.completed + DEPTH &&

@@ -292,8 +292,7 @@ static bool setup(struct lossy *l)
 	 * about five times slower), 4x that: there a go-back-N round of a
 	 * full window through netem outlasted 8 x 67 ms (RETRY_EXC_ERR).
 	 */
-	if (getenv("RXE2_TEST_TIMEOUT") &&
-	    atoi(getenv("RXE2_TEST_TIMEOUT")) > 180)
+	if (time_scale() > 1)
 		c.timeout += 2;
 	c.rd_atomic = 4;
 	return !dp_pair(&l->da, &l->db, IBV_QPT_RC, &cap, &c, &l->a, &l->b);

@@ -131,6 +131,14 @@ long read_long(const char *path)
 	return v;
 }
 
+int time_scale(void)
+{
+	const char *t = getenv("RXE2_TEST_TIMEOUT");
+	int s = t ? atoi(t) / 180 : 1;
+
+	return s > 1 ? s : 1;
+}
+
 long module_param(const char *name)
 {
 	char path[256];

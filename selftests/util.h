@@ -29,6 +29,14 @@ void res_snapshot(const char *dev, char *buf, size_t len);
 /* The number a file (sysfs) starts with, or -1. */
 long read_long(const char *path);
 
+/*
+ * How many times slower than usual this guest runs: selftests/run's
+ * RXE2_TEST_TIMEOUT over its default 180 s (5 on the sanitizer kernel),
+ * at least 1.  Tests stretch their time windows by it, as lib.sh's
+ * scaled() does for the shell tests.
+ */
+int time_scale(void);
+
 /* rdma_rxe2 module parameter value, or -1 when absent. */
 long module_param(const char *name);
 

@@ -91,6 +91,7 @@ setup_root() {
 		-o "lowerdir=/,upperdir=$stage/rw/upper,workdir=$stage/rw/work" "$root" &&
 	mount -t proc proc "$root/proc" &&
 	mount --rbind /sys "$root/sys" &&
+	mount --make-rslave "$root/sys" &&
 	mount --bind /dev "$root/dev" &&
 	mount --bind /dev/pts "$root/dev/pts" &&
 	mount -t tmpfs tmpfs "$root/run" &&

@@ -127,7 +127,8 @@ for b in "${builds[@]}"; do
 		grep -qx "$lib/libibverbs.so.1" "$xwork/init" &&
 		grep -qx "$prov" "$xwork/init" &&
 		[ "$(grep -c '/libibverbs\.so\.1$' "$xwork/init")" = 1 ] &&
-		! grep -q 'rdmav34\|/provider/' "$xwork/init"
+		! grep -v "^$lib/" "$xwork/init" |
+			grep -q -- '-rdmav[0-9]*\.so$\|/provider/'
 	}
 	check "$tag: the objects loaded are its libibverbs and its librxe2" loaded
 

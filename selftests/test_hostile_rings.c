@@ -427,7 +427,7 @@ int main(void)
 	pid_t pid[NPROC];
 	unsigned int good, during = 0, during_ok = 0;
 	int started = 0;
-	uint64_t end;
+	uint64_t start, end;
 
 	tap_plan(NPROC + 8);
 	tap_diag("seed %llu (RXE2_SEED to replay)", (unsigned long long)seed);
@@ -475,12 +475,18 @@ int main(void)
 	/* go; SIGKILL the first NKILLED at random moments while they scribble */
 	if (write(go[1], "gggg", NPROC) != NPROC)
 		tap_bail("go: %s", strerror(errno));
-	end = dp_now_ms() + RUN_MS + 2000;
+	/*
+	 * Every kill falls 300 ms to RUN_MS / 2 + 300 ms after the go, well
+	 * inside the children's RUN_MS: counted from the previous kill, the
+	 * second could come after its child had ended by itself.
+	 */
+	start = dp_now_ms();
+	end = start + RUN_MS + 2000;
 	for (int i = 0; i < NKILLED; i++) {
 		uint64_t at;
 
 		rng = seed + (uint64_t)i;
-		at = dp_now_ms() + 300 + rnd() % (RUN_MS / 2);
+		at = start + 300 + rnd() % (RUN_MS / 2);
 		while (dp_now_ms() < at) {
 			during++;
 			during_ok += bystander_send(&s);

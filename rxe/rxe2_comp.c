@@ -195,9 +195,7 @@ static void rxe2_comp_retry_start(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	WRITE_ONCE(dp->retry_at, jiffies +
-		   max_t(unsigned long, HZ / 50,
-			 nsecs_to_jiffies(4096ull << qp->attr.timeout)));
+	WRITE_ONCE(dp->retry_at, jiffies + rxe2_cc_rto(qp));
 	WRITE_ONCE(dp->retry_live, true);
 	smp_mb();	/* live, then pending: pairs with rxe2_retry_timer() */
 	if (!timer_pending(&dp->retry_timer))
@@ -210,8 +208,10 @@ static void rxe2_comp_retry_stop(struct rxe2_qp *qp)
 	WRITE_ONCE(qp->dp.retry_live, false);
 }
 
-static void rxe2_comp_progress(struct rxe2_qp *qp)
+/* comp_psn moved on from old */
+static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 {
+	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp_psn, old));
 	qp->dp.rewound = false;
 	qp->dp.retry_left = qp->attr.retry_cnt;
 	qp->dp.rnr_left = qp->attr.rnr_retry;
@@ -236,6 +236,7 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 next = (psn + 1) & RXE2_PSN_MASK;
+	u32 old = dp->comp_psn;
 	u32 i;
 
 	if (rxe2_psn_diff(next, dp->comp_psn) <= 0 ||
@@ -267,7 +268,7 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 		info->state = RXE2_WQE_DONE;
 	}
 	dp->comp_psn = next;
-	rxe2_comp_progress(qp);
+	rxe2_comp_progress(qp, old);
 	rxe2_comp_retire(qp);
 }
 
@@ -333,6 +334,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	switch (syn & RXE2_AETH_VAL_MASK) {
 	case RXE2_NAK_PSN_SEQ:
 		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RCVD_SEQ_ERR);
+		rxe2_cc_seq_nak(qp);
 		rxe2_req_rewind(qp, pkt->psn);
 		break;
 	case RXE2_NAK_REM_ACCESS:
@@ -452,8 +454,24 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			info->state = RXE2_WQE_DONE;
 	}
 	dp->comp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
-	rxe2_comp_progress(qp);
+	rxe2_comp_progress(qp, pkt->psn);
 	rxe2_comp_retire(qp);
+}
+
+/*
+ * A positive ACK is cumulative.  One for a PSN sent before a go-back-N
+ * rewind (at or past req_psn again, before sent_psn) covers everything
+ * resent so far; dropped as "never sent", it left a window cut down by
+ * a timeout unable to open: every resend drew the same ACK.
+ */
+static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (rxe2_psn_diff(psn, dp->req_psn) >= 0 &&
+	    rxe2_psn_diff(psn, dp->sent_psn) < 0)
+		psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
+	rxe2_comp_ack_upto(qp, psn);
 }
 
 /* a response to our requests (RC); caller holds state_lock */
@@ -472,7 +490,7 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		}
 	}
 	if (pkt->opcode == RXE2_OP_ACK)
-		rxe2_comp_ack_upto(qp, pkt->psn);
+		rxe2_comp_ack(qp, pkt->psn);
 	else
 		rxe2_comp_read_resp(qp, pkt);
 }
@@ -506,6 +524,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	}
 	dp->retry_left--;
 	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_ACK_TIMEOUTS);
+	rxe2_cc_timeout(qp);
 	rxe2_req_rewind(qp, dp->comp_psn);
 	rxe2_comp_retry_start(qp);
 }

@@ -32,7 +32,7 @@ enum {
 
 #define RXE2_RX_BACKLOG		4096	/* packets queued per QP */
 #define RXE2_ACK_EVERY		16	/* AckReq at least this often */
-#define RXE2_MAX_INFLIGHT	256	/* unacknowledged packets per QP */
+#define RXE2_MAX_INFLIGHT	256	/* the largest window (rxe2_cc.c) */
 #define RXE2_UD_GRH_LEN		40
 
 /*
@@ -186,6 +186,16 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_retire(struct rxe2_qp *qp);
 void rxe2_comp_timers(struct rxe2_qp *qp);
 void rxe2_comp_arm_retry(struct rxe2_qp *qp);
+
+/* rxe2_cc.c: the RC requester's window and ACK timeout */
+void rxe2_cc_init(struct rxe2_qp *qp);
+bool rxe2_cc_may_send(struct rxe2_qp *qp);
+void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn);
+void rxe2_cc_acked(struct rxe2_qp *qp, u32 n);
+void rxe2_cc_seq_nak(struct rxe2_qp *qp);
+void rxe2_cc_timeout(struct rxe2_qp *qp);
+void rxe2_cc_resend(struct rxe2_qp *qp);
+unsigned long rxe2_cc_rto(struct rxe2_qp *qp);
 void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
 void rxe2_flush(struct rxe2_qp *qp);
 void rxe2_comp_sqd_check(struct rxe2_qp *qp);

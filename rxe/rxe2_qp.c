@@ -444,6 +444,7 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->dp.req_psn = attr->sq_psn;
 		qp->dp.sent_psn = attr->sq_psn;
 		qp->dp.comp_psn = attr->sq_psn;
+		rxe2_cc_init(qp);
 	}
 	if (mask & IB_QP_RQ_PSN)
 		qp->dp.resp_psn = attr->rq_psn;
@@ -598,6 +599,9 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "rd_atomic_inflight", 0, rc },
 		{ "retry_left", 0, rc },
 		{ "rnr_retry_left", 0, rc },
+		/* the requester's window and round trip (rxe2_cc.c) */
+		{ "cwnd", 0, rc },
+		{ "srtt_us", 0, rc },
 		/* the responder: the PSN it expects next */
 		{ "rq_psn", 0, ibqp->qp_type != IB_QPT_UD },
 		{ "rx_backlog", 0, true },
@@ -611,8 +615,10 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	d[3].v = rc ? rxe2_req_rd_inflight(qp) : 0;
 	d[4].v = dp->retry_left;
 	d[5].v = dp->rnr_left;
-	d[6].v = dp->resp_psn;
-	d[7].v = skb_queue_len(&dp->rx_queue);
+	d[6].v = dp->cwnd;
+	d[7].v = dp->srtt_us;
+	d[8].v = dp->resp_psn;
+	d[9].v = skb_queue_len(&dp->rx_queue);
 	mutex_unlock(&qp->state_lock);
 	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);
 }

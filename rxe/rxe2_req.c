@@ -334,6 +334,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 
 	rxe2_tx_finish(qp, av, sport, skb);	/* a lost packet is retried */
+	if (ackreq)
+		rxe2_cc_sent(qp, dp->req_psn);
 	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
 	dp->req_psn = (dp->req_psn + npsn) & RXE2_PSN_MASK;
 	if (rxe2_psn_diff(dp->req_psn, dp->sent_psn) > 0)
@@ -381,6 +383,7 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 		return;		/* nothing sent from there yet */
 	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_COMPLETER_RETRY);
+	rxe2_cc_resend(qp);
 	trace_rxe2_retransmit(qp->ibqp.device->index, qp->ibqp.qp_num, psn,
 			      dp->req_psn);
 	for (i = qp->sq.dev_index; i != old_next; i++) {
@@ -477,8 +480,7 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 		}
 		if (idx - qp->sq.dev_index >= (u32)avail)
 			break;
-		if (rc && rxe2_psn_diff(dp->req_psn, dp->comp_psn) >=
-			  RXE2_MAX_INFLIGHT)
+		if (rc && !rxe2_cc_may_send(qp))
 			break;
 		if (*budget <= 0) {
 			rxe2_qp_kick(qp);

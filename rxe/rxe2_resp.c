@@ -768,7 +768,14 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				break;
 			}
 		}
-	} else {
+	} else if (pkt->ackreq || (pkt->flags & RXE2_OPF_LAST)) {
+		/*
+		 * A go-back-N resend is a run of duplicates, and a requester
+		 * asks for an ACK at least at each message's end: answering
+		 * only those covers the run.  An ACK for every duplicate
+		 * filled a slow peer's backlog, which then dropped them all
+		 * (send_err here), so the resends went on until RETRY_EXC.
+		 */
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      (dp->resp_psn - 1) & RXE2_PSN_MASK);
 	}

@@ -392,6 +392,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->retry_live = false;
+	rxe2_cc_init(qp);
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);

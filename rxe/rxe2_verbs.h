@@ -563,6 +563,16 @@ struct rxe2_qp_dp {
 	u32 sqd_stop;
 	bool sqd_drained;		/* every WQE before sqd_stop completed */
 	bool rewound;			/* went back for lost responses */
+	/* the window and the ACK timeout (rxe2_cc.c) */
+	u32 cwnd;			/* PSNs in flight at most */
+	u32 ssthresh;			/* cwnd grows fast below this */
+	u32 cwnd_acc;			/* acked PSNs toward cwnd + 1 */
+	bool rtt_on;			/* rtt_psn's ACK is being timed */
+	u32 rtt_psn;
+	ktime_t rtt_start;
+	u32 srtt_us;			/* smoothed round trip, 0: none yet */
+	u32 rttvar_us;
+	u8 rto_backoff;			/* timeouts in a row, capped */
 
 	/* responder */
 	u32 resp_psn;			/* expected PSN */

@@ -9,6 +9,10 @@
  *  - drop of one SEND: retransmitted after the ACK timeout, delivered
  *    once; drop of the responder's ACK: the request comes again
  *    (duplicate_request); a rule for another opcode matches nothing;
+ *  - both ACKs of a 32-packet SEND dropped: one ACK timeout cuts the
+ *    requester's window to 16 packets, and the ACK its resend draws,
+ *    for a PSN sent before the rewind, moves it on (it was taken for a
+ *    PSN never sent, and the SEND ended in RETRY_EXC_ERR);
  *  - UC, drop every=3 count=2 over 9 SENDs: messages 3 and 6 are lost,
  *    the other 7 arrive in order;
  *  - dup: the second copy is a duplicate request, one receive completes;
@@ -218,6 +222,35 @@ static void drops(void)
 		delivered(&a, &b, 3, 300, 3, 0, what);
 		expect_rule(what, "drop qpn=%u opcode=%d matched=0 fired=0",
 			    a.qp->qp_num, OP_WRITE_ONLY);
+	}
+	unpair(&a, &b);
+}
+
+/*
+ * 8 KiB at MTU 256: 32 packets, AckReq on the 16th and the 32nd.  Both
+ * ACKs lost: the timeout resends 16 packets (the window after a
+ * timeout), and the responder, which has all 32, acknowledges the 32nd.
+ */
+static void window_after_timeout(void)
+{
+	const char *what = "both ACKs of 32 packets dropped";
+	long dup0 = ctr("duplicate_request"), to0 = ctr("ack_timeouts");
+	struct dp_qp a, b;
+	struct dp_conn c;
+
+	dp_conn_default(&c);
+	c.mtu = IBV_MTU_256;
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	if (set_rule("drop qpn=%u opcode=%d count=2", b.qp->qp_num, OP_ACK)) {
+		send_msg(&a, &b, 1, 8192, 7, 0);
+		delivered(&a, &b, 1, 8192, 7, 0, what);
+		expect_rule(what, "drop qpn=%u opcode=%d count=2 matched=2 fired=2",
+			    b.qp->qp_num, OP_ACK);
+		tap_ret(ctr("ack_timeouts") - to0, 1, "%s: ack_timeouts +1",
+			what);
+		tap_ret(ctr("duplicate_request") - dup0, 32,
+			"%s: duplicate_request +32 (all resent)", what);
 	}
 	unpair(&a, &b);
 }
@@ -647,6 +680,7 @@ int main(void)
 
 	file();
 	drops();
+	window_after_timeout();
 	uc_every();
 	wire();
 	rnr();

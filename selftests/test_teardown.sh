@@ -87,7 +87,13 @@ traffic_live() {
 		i=$((i + 1))
 	done
 	echo "num_page_faults $(faults)"
-	kill -0 "$2" && kill -0 "$4" && [ "$(faults)" -gt 0 ]
+	kill -0 "$2" && kill -0 "$4" && [ "$(faults)" -gt 0 ] && return 0
+	# a client that ended early says why
+	for f in "$xwork"/cli* "$xwork"/srv*; do
+		echo "${f##*/}:"
+		grep -v '^ *$' "$f" | tail -n 6
+	done
+	return 1
 }
 
 # every traffic process dies within 10 s of SIGKILL: none is stuck in

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: how much an RC requester keeps in flight, and how long it waits
+ * for an ACK before it goes back.
+ *
+ * Go-back-N resends everything after a loss.  With a fixed window of
+ * RXE2_MAX_INFLIGHT packets and a fixed timeout, a receiver slower than
+ * the sender (a debug kernel, a loaded VM, a peer behind a full backlog
+ * that drops our ACKs) sees each timeout answered by another full
+ * window, the backlog stays full, no ACK gets through, and after
+ * retry_cnt timeouts a healthy connection ends in RETRY_EXC_ERR.  So, as
+ * TCP does:
+ *
+ *  - The window (cwnd, in PSNs: a READ counts its responses) starts
+ *    full, halves on a sequence NAK, falls to RXE2_CWND_MIN on a
+ *    timeout, and grows back with what is acknowledged: by the acked
+ *    count below ssthresh, by about one packet per window above it.
+ *  - The timeout is the QP's Local ACK Timeout, or longer when the
+ *    measured round trip says an ACK cannot be back yet: srtt + 4 x
+ *    rttvar (RFC 6298), one sample at a time, none from a resent packet
+ *    (Karn), doubled for each timeout in a row (up to 8x), the measured
+ *    part at most RXE2_RTO_MAX_MS.  It never fires earlier than the
+ *    attribute asks, so a dead peer is still declared after retry_cnt
+ *    timeouts, only later on a slow path.
+ *
+ * The wire does not change: fewer packets in flight is something any
+ * IBTA responder already sees.  Everything here runs under the QP's
+ * state_lock (the runner), like the requester and completer it serves.
+ */
+#include "rxe2_dp.h"
+
+#define RXE2_CWND_MIN	RXE2_ACK_EVERY	/* a window asks for an ACK */
+#define RXE2_RTO_MAX_MS	4000
+#define RXE2_RTO_BACKOFF_MAX	3	/* the measured part, 8x at most */
+
+/* a QP's first window, and the one after RESET */
+void rxe2_cc_init(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	dp->cwnd = RXE2_MAX_INFLIGHT;
+	dp->ssthresh = RXE2_MAX_INFLIGHT;
+	dp->cwnd_acc = 0;
+	dp->rtt_on = false;
+	dp->srtt_us = 0;
+	dp->rttvar_us = 0;
+	dp->rto_backoff = 0;
+}
+
+/* the requester may send another packet: fewer than cwnd unacknowledged */
+bool rxe2_cc_may_send(struct rxe2_qp *qp)
+{
+	return rxe2_psn_diff(qp->dp.req_psn, qp->dp.comp_psn) <
+	       (int)qp->dp.cwnd;
+}
+
+/* the packet at psn asks for an ACK: time it unless one is being timed */
+void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	/* Karn: a resent packet's ACK may answer its first sending */
+	if (dp->rtt_on || rxe2_psn_diff(psn, dp->sent_psn) < 0)
+		return;
+	dp->rtt_on = true;
+	dp->rtt_psn = psn;
+	dp->rtt_start = ktime_get();
+}
+
+/* RFC 6298: srtt and rttvar in microseconds */
+static void rxe2_cc_sample(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	s64 us = ktime_us_delta(ktime_get(), dp->rtt_start);
+	u32 r = clamp_t(s64, us, 1, RXE2_RTO_MAX_MS * USEC_PER_MSEC);
+	u32 err;
+
+	dp->rtt_on = false;
+	if (!dp->srtt_us) {
+		dp->srtt_us = r;
+		dp->rttvar_us = r / 2;
+		return;
+	}
+	err = r > dp->srtt_us ? r - dp->srtt_us : dp->srtt_us - r;
+	dp->rttvar_us = dp->rttvar_us - dp->rttvar_us / 4 + err / 4;
+	dp->srtt_us = dp->srtt_us - dp->srtt_us / 8 + r / 8;
+}
+
+/* n more PSNs acknowledged (comp_psn moved past them) */
+void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	dp->rto_backoff = 0;
+	if (dp->rtt_on && rxe2_psn_diff(dp->comp_psn, dp->rtt_psn) > 0)
+		rxe2_cc_sample(qp);
+	if (dp->cwnd >= RXE2_MAX_INFLIGHT)
+		return;
+	if (dp->cwnd < dp->ssthresh) {
+		dp->cwnd = min_t(u32, dp->cwnd + n, dp->ssthresh);
+		return;
+	}
+	dp->cwnd_acc += n;
+	if (dp->cwnd_acc >= dp->cwnd) {
+		dp->cwnd_acc -= dp->cwnd;
+		dp->cwnd++;
+	}
+}
+
+/* what was in flight when a loss showed, halved */
+static u32 rxe2_cc_half(struct rxe2_qp *qp)
+{
+	u32 flight = rxe2_psn_diff(qp->dp.sent_psn, qp->dp.comp_psn);
+
+	return clamp_t(u32, flight / 2, RXE2_CWND_MIN, RXE2_MAX_INFLIGHT);
+}
+
+/* a sequence NAK: one packet lost, the rest of the path works */
+void rxe2_cc_seq_nak(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	dp->ssthresh = rxe2_cc_half(qp);
+	dp->cwnd = dp->ssthresh;
+	dp->cwnd_acc = 0;
+	dp->rtt_on = false;	/* Karn: a resend's ACK times nothing */
+}
+
+/* the ACK timer expired: nothing came back for a whole timeout */
+void rxe2_cc_timeout(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	dp->ssthresh = rxe2_cc_half(qp);
+	dp->cwnd = RXE2_CWND_MIN;
+	dp->cwnd_acc = 0;
+	dp->rtt_on = false;
+	if (dp->rto_backoff < RXE2_RTO_BACKOFF_MAX)
+		dp->rto_backoff++;
+}
+
+/* a go-back-N for another reason (a lost READ response, an RNR NAK) */
+void rxe2_cc_resend(struct rxe2_qp *qp)
+{
+	qp->dp.rtt_on = false;
+}
+
+/* how long the requester waits for an ACK, in jiffies */
+unsigned long rxe2_cc_rto(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u64 attr_ns = 4096ull << qp->attr.timeout;
+	u64 meas_ns = (u64)(dp->srtt_us + 4 * dp->rttvar_us) * NSEC_PER_USEC;
+
+	/* no sample comes from a resend: back off while none gets through */
+	meas_ns = min_t(u64, meas_ns << dp->rto_backoff,
+			(u64)RXE2_RTO_MAX_MS * NSEC_PER_MSEC);
+	return max_t(unsigned long, HZ / 50,
+		     nsecs_to_jiffies(max(attr_ns, meas_ns)));
+}

@@ -768,13 +768,12 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				break;
 			}
 		}
-	} else if (pkt->ackreq || (pkt->flags & RXE2_OPF_LAST)) {
+	} else {
 		/*
-		 * A go-back-N resend is a run of duplicates, and a requester
-		 * asks for an ACK at least at each message's end: answering
-		 * only those covers the run.  An ACK for every duplicate
-		 * filled a slow peer's backlog, which then dropped them all
-		 * (send_err here), so the resends went on until RETRY_EXC.
+		 * Every duplicate, AckReq or not (C9-105): rdma_rxe once
+		 * answered only those with AckReq and lost connections to
+		 * requesters that wait for more.  A resend's run of them is
+		 * short: the window after a timeout is small (rxe2_cc.c).
 		 */
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      (dp->resp_psn - 1) & RXE2_PSN_MASK);

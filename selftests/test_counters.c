@@ -21,8 +21,7 @@
  *     one ACK timeout and retry, retry_exceeded_err;
  *  5. the receiver's ACK lost (its fault_tx_drop at 1 until it counts
  *     the loss): the requester times out and sends the 3 packets again,
- *     duplicate_request 3, answered by one ACK: the last packet's,
- *     which asks for it (a resend draws no ACK per packet);
+ *     duplicate_request 3, each answered by an ACK;
  *  6. the requester's first packet lost (fault_tx_drop N, N chosen so
  *     that of the packets numbered 1..6 only the first is lost: the
  *     device's documented mix of the packet number): out_of_seq_request
@@ -410,12 +409,12 @@ static void dup_request(struct env *e)
 {
 	static const struct want wa[] = {
 		{ "sent_pkts", 6 }, { "sent_bytes", 2 * 3048 },
-		{ "rcvd_pkts", 1 }, { "rcvd_bytes", 20 },
+		{ "rcvd_pkts", 3 }, { "rcvd_bytes", 60 },
 		{ "ack_timeouts", 1 }, { "completer_retry_err", 1 },
 		{ "rdma_sends", 1 }, { NULL, 0 } };
 	static const struct want wb[] = {
 		{ "rcvd_pkts", 6 }, { "rcvd_bytes", 2 * 3048 },
-		{ "sent_pkts", 1 }, { "sent_bytes", 20 },
+		{ "sent_pkts", 3 }, { "sent_bytes", 60 },
 		{ "fault_tx_drops", 1 }, { "duplicate_request", 3 },
 		{ "ack_deferred", 2 }, { "rdma_recvs", 1 }, { NULL, 0 } };
 	const char *what = "ACK lost: duplicate requests";

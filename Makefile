@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench bench-ab fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab bench-loss fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -90,6 +90,16 @@ bench-ab: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-ab \
 		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-ab.md
+
+# Goodput over a veth with netem loss, duplication, reordering and
+# corruption between two namespaces: AB_BASE's module against the build
+# tree's, in one boot (tools/bench-loss).
+bench-loss: all
+	rm -rf .build/ab && mkdir -p .build/ab
+	git archive $(AB_BASE) rxe uapi | tar -x -C .build/ab
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
+	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-loss \
+		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-loss.md
 
 # The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
 # live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
@@ -184,6 +194,7 @@ help:
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make bench-ab the data-path cost of a change: AB_BASE's module against the tree's, one boot"
+	@echo "make bench-loss goodput over a lossy veth (netem, two namespaces): AB_BASE's module against the tree's"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"

@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench bench-ab bench-loss fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab bench-loss ab-base fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -84,20 +84,20 @@ check-rdma-core: all rdma-core-intree
 # git revision) against the build tree's, swapped round by round in one
 # boot (tools/bench-ab; the build tree's also with a fault rule on).
 AB_BASE ?= HEAD~1
-bench-ab: all
+bench-ab: all ab-base
+	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-ab \
+		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-ab.md
+
+# AB_BASE's module, built in .build/ab: the base of bench-ab and bench-loss
+ab-base:
 	rm -rf .build/ab && mkdir -p .build/ab
 	git archive $(AB_BASE) rxe uapi | tar -x -C .build/ab
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
-	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-ab \
-		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-ab.md
 
 # Goodput over a veth with netem loss, duplication, reordering and
 # corruption between two namespaces: AB_BASE's module against the build
 # tree's, in one boot (tools/bench-loss).
-bench-loss: all
-	rm -rf .build/ab && mkdir -p .build/ab
-	git archive $(AB_BASE) rxe uapi | tar -x -C .build/ab
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
+bench-loss: all ab-base
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-loss \
 		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-loss.md
 

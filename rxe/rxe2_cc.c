@@ -123,7 +123,6 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp)
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = dp->ssthresh;
 	dp->cwnd_acc = 0;
-	dp->rtt_on = false;	/* Karn: a resend's ACK times nothing */
 }
 
 /* the ACK timer expired: nothing came back for a whole timeout */
@@ -134,12 +133,14 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
-	dp->rtt_on = false;
 	if (dp->rto_backoff < RXE2_RTO_BACKOFF_MAX)
 		dp->rto_backoff++;
 }
 
-/* a go-back-N for another reason (a lost READ response, an RNR NAK) */
+/*
+ * Every go-back-N (timeout, sequence or RNR NAK, a lost READ response):
+ * Karn, the resend's ACKs time nothing.  rxe2_req_rewind() calls it.
+ */
 void rxe2_cc_resend(struct rxe2_qp *qp)
 {
 	qp->dp.rtt_on = false;

@@ -186,6 +186,9 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_retire(struct rxe2_qp *qp);
 void rxe2_comp_timers(struct rxe2_qp *qp);
 void rxe2_comp_arm_retry(struct rxe2_qp *qp);
+void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
+void rxe2_flush(struct rxe2_qp *qp);
+void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 
 /* rxe2_cc.c: the RC requester's window and ACK timeout */
 void rxe2_cc_init(struct rxe2_qp *qp);
@@ -196,9 +199,6 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);
 unsigned long rxe2_cc_rto(struct rxe2_qp *qp);
-void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
-void rxe2_flush(struct rxe2_qp *qp);
-void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 
 /* rxe2_resp.c */
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);

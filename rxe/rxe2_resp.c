@@ -772,8 +772,8 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		/*
 		 * Every duplicate, AckReq or not (C9-105): rdma_rxe once
 		 * answered only those with AckReq and lost connections to
-		 * requesters that wait for more.  A resend's run of them is
-		 * short: the window after a timeout is small (rxe2_cc.c).
+		 * requesters that wait for more.  From an rxe2 requester the
+		 * run is short: its window after a timeout is 16 (rxe2_cc.c).
 		 */
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      (dp->resp_psn - 1) & RXE2_PSN_MASK);

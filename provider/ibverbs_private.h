@@ -417,6 +417,7 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 
 RXE2_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 RXE2_DECLARE_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
+RXE2_DECLARE_EX_CMD(ibv_modify_cq, ib_uverbs_ex_modify_cq);
 
 /* ------------------------------------------------------------------ */
 /* Functions exported under IBVERBS_PRIVATE_34                         */
@@ -505,6 +506,8 @@ int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr,
+		      struct ibv_modify_cq *cmd, size_t cmd_size);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_qp_init_attr_ex *attr_ex,
 			 struct ibv_create_qp *cmd, size_t cmd_size,
@@ -754,6 +757,7 @@ RXE2_PIN_SIZE(struct ibv_query_srq, 24);
 RXE2_PIN_SIZE(struct ib_uverbs_ex_cmd_hdr, 16);
 RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
 RXE2_PIN_SIZE(struct ibv_create_qp_ex, 88);
+RXE2_PIN_SIZE(struct ibv_modify_cq, 40);
 
 /* Core responses: our udata follows at this size */
 RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);

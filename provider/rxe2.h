@@ -196,6 +196,9 @@ struct rxe2_cq {
 	/* extended polling: the CQE start_poll/next_poll last reported */
 	struct rxe2_cqe cur;
 	uint32_t ex_producer;		/* producer seen by start_poll */
+	/* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK asked for */
+	bool wallclock;
+	int64_t wall_offset;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 };
 
 static inline struct rxe2_cq *to_rcq(struct ibv_cq *ibcq)
@@ -406,6 +409,9 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq);
 int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe);
+int rxe2_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
+int rxe2_query_rt_values(struct ibv_context *ibctx,
+			 struct ibv_values_ex *values);
 int rxe2_destroy_cq(struct ibv_cq *ibcq);
 
 /* rxe2_qp.c */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rxe2.h"
 #include "rxe2dv.h"
@@ -15,7 +16,9 @@
 #define RXE2_WC_EX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |	\
 			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |	\
 			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |		\
-			  IBV_WC_EX_WITH_DLID_PATH_BITS)
+			  IBV_WC_EX_WITH_DLID_PATH_BITS |			\
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |			\
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 static struct rxe2_cq *rxe2_cq_alloc(struct ibv_context *ibctx,
 				     struct ibv_comp_channel *channel)
@@ -95,7 +98,7 @@ static int rxe2_check_cq_init_attr(struct ibv_context *ibctx,
 	/* no parent domains, so IBV_CQ_INIT_ATTR_MASK_PD has nothing to name */
 	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
 		return EOPNOTSUPP;
-	/* no timestamps, VLANs, flow tags or tag matching in a CQE */
+	/* no VLANs, flow tags or tag matching in a CQE */
 	if (attr->wc_flags & ~(uint64_t)RXE2_WC_EX_FLAGS)
 		return EOPNOTSUPP;
 	/* a CQ that may overrun silently is not one rxe2 makes */
@@ -125,6 +128,8 @@ struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->wallclock = attr->wc_flags &
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 
 	err = ibv_cmd_create_cq_ex(ibctx, attr,
 #if RXE2_RDMA_CORE >= 59
@@ -165,6 +170,45 @@ int rxe2_destroy_cq(struct ibv_cq *ibcq)
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+/*
+ * CQ moderation: the kernel holds an armed CQ's event back until count
+ * completions or period us (rxe2_modify_cq() in rxe/rxe2_cq.c).
+ */
+int rxe2_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	if (attr->attr_mask != IBV_CQ_ATTR_MODERATE)
+		return EINVAL;
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}
+
+static uint64_t rxe2_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The device clock that stamps completions is the kernel's
+ * CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz), which the process reads
+ * itself.  As on mlx5, the raw clock is a count in tv_nsec.
+ */
+int rxe2_query_rt_values(struct ibv_context *ibctx,
+			 struct ibv_values_ex *values)
+{
+	(void)ibctx;	/* one clock for every device */
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = rxe2_clock_ns(CLOCK_MONOTONIC);
+	}
+	return 0;
 }
 
 static void rxe2_cq_lock(struct rxe2_cq *cq)
@@ -362,6 +406,21 @@ static void rxe2_cq_report(struct rxe2_cq *cq)
 	ibcq->status = (enum ibv_wc_status)cq->cur.status;
 }
 
+/*
+ * Wall-clock completion times are the device's monotonic stamps moved
+ * by the offset between the two clocks, read once per start_poll
+ * between two monotonic reads: a batch shares one offset, so its
+ * stamps keep their order.
+ */
+static void rxe2_cq_wall_offset(struct rxe2_cq *cq)
+{
+	uint64_t before = rxe2_clock_ns(CLOCK_MONOTONIC);
+	uint64_t real = rxe2_clock_ns(CLOCK_REALTIME);
+	uint64_t after = rxe2_clock_ns(CLOCK_MONOTONIC);
+
+	cq->wall_offset = (int64_t)(real - (before + (after - before) / 2));
+}
+
 static int rxe2_start_poll(struct ibv_cq_ex *ibcq,
 			   struct ibv_poll_cq_attr *attr)
 {
@@ -380,6 +439,8 @@ static int rxe2_start_poll(struct ibv_cq_ex *ibcq,
 		rxe2_cq_unlock(cq);
 		return err;
 	}
+	if (cq->wallclock)
+		rxe2_cq_wall_offset(cq);
 	rxe2_cq_report(cq);
 	return 0;
 }
@@ -460,10 +521,24 @@ static uint8_t rxe2_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return to_rcq_ex(ibcq)->cur.dlid_path_bits;
 }
 
+/* the device clock (CLOCK_MONOTONIC, ns) when the kernel wrote the CQE */
+static uint64_t rxe2_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.timestamp;
+}
+
+static uint64_t rxe2_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct rxe2_cq *cq = to_rcq_ex(ibcq);
+
+	return cq->cur.timestamp + (uint64_t)cq->wall_offset;
+}
+
 /*
  * Every getter a CQE can answer is installed whatever wc_flags asked
- * for; the ones it cannot (timestamps, VLAN, flow tag, tag matching)
- * stay NULL, and create_cq_ex refused the wc_flags that would use them.
+ * for (a timestamp reads 0 in a CQ that did not ask for one); the ones
+ * it cannot (VLAN, flow tag, tag matching) stay NULL, and create_cq_ex
+ * refused the wc_flags that would use them.
  */
 void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 {
@@ -482,4 +557,6 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 	ibcq->read_slid = rxe2_read_slid;
 	ibcq->read_sl = rxe2_read_sl;
 	ibcq->read_dlid_path_bits = rxe2_read_dlid_path_bits;
+	ibcq->read_completion_ts = rxe2_read_completion_ts;
+	ibcq->read_completion_wallclock_ns = rxe2_read_completion_wallclock_ns;
 }

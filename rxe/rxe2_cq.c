@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: completion queues.  The data path produces rxe2_cqe entries into
- * the ring; a process polls them itself, a kernel consumer through
- * rxe2_poll_cq().
+ * the ring (rxe2_cq_post()); a process polls them itself, a kernel
+ * consumer through rxe2_poll_cq().
+ *
+ * ring.lock protects the producer side and the event state: notify (the
+ * arm), overflowed and the moderation fields.  The completion handler is
+ * never called under it: rxe2_cq_post() only marks notify_pending, and
+ * whoever posted (the QP runner, after its lock is dropped) or the
+ * moderation timer calls rxe2_cq_notify().
  */
 #include <rdma/uverbs_ioctl.h>
 
 #include "rxe2_dp.h"
+
+/* the longest moderation period (us), as on mlx5 */
+#define RXE2_CQ_MAX_MODER_PERIOD 4095
+
+static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer);
 
 static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			struct ib_udata *udata)
@@ -16,7 +27,8 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct rxe2_create_cq_resp resp = {};
 	int ret;
 
-	if (attr->flags)
+	/* a CQ that may overrun silently is not one rxe2 makes */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > rdev->attr.max_cqe)
 		return -EINVAL;
@@ -36,6 +48,9 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret)
 		return ret;
 	cq->is_user = !!udata;
+	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	cq->moder_timer.function = rxe2_cq_moder_expired;
 	/* producer - consumer may reach num_slots: every slot is usable */
 	ibcq->cqe = cq->ring.num_slots;
 
@@ -78,8 +93,170 @@ int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct rxe2_cq *cq = to_rcq(ibcq);
 
 	rxe2_table_remove(&to_rdev(ibcq->device)->cq_table, cq->index);
+	/* no QP uses the CQ any more: nothing restarts the timer */
+	hrtimer_cancel(&cq->moder_timer);
 	rxe2_ring_cleanup(&cq->ring);
 	return 0;
+}
+
+/*
+ * ibv_modify_cq(), and ib_core's DIM for kernel CQs: the event of an
+ * armed CQ waits for count matching CQEs or for period us after the
+ * first of them, whichever comes first.  count 0 with a period: only
+ * the period ends the wait; count <= 1 and period 0: no moderation.
+ * The new values apply from the next matching CQE on.
+ */
+int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
+{
+	struct rxe2_cq *cq = to_rcq(ibcq);
+	unsigned long flags;
+
+	if (period > RXE2_CQ_MAX_MODER_PERIOD)
+		return -EINVAL;
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	cq->moder_count = count;
+	cq->moder_period = period;
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+	return 0;
+}
+
+void rxe2_cq_set_caps(struct ib_device_attr *a)
+{
+	a->cq_caps.max_cq_moderation_count = U16_MAX;
+	a->cq_caps.max_cq_moderation_period = RXE2_CQ_MAX_MODER_PERIOD;
+	/* the device clock is CLOCK_MONOTONIC in ns: 1 GHz, 64 bits */
+	a->hca_core_clock = NSEC_PER_SEC / 1000;
+	a->timestamp_mask = U64_MAX;
+}
+
+/* caller holds ring.lock: the armed event is due */
+static void rxe2_cq_event_due(struct rxe2_cq *cq)
+{
+	cq->notify = 0;
+	cq->moder_seen = 0;
+	set_bit(0, &cq->notify_pending);
+	/* a running callback finds moder_seen 0 and does nothing */
+	if (cq->moder_period)
+		hrtimer_try_to_cancel(&cq->moder_timer);
+}
+
+/* caller holds ring.lock: a CQE the arm asked for was written */
+static void rxe2_cq_arm_hit(struct rxe2_cq *cq)
+{
+	bool wait;
+
+	cq->moder_seen++;
+	if (cq->moder_count)
+		wait = cq->moder_seen < cq->moder_count;
+	else
+		wait = cq->moder_period;
+	if (!wait) {
+		rxe2_cq_event_due(cq);
+		return;
+	}
+	if (cq->moder_seen == 1 && cq->moder_period) {
+		cq->moder_start = ktime_get();
+		hrtimer_start(&cq->moder_timer, ns_to_ktime((u64)cq->moder_period * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_SOFT);
+	}
+}
+
+/*
+ * The moderation period of an armed CQ ended.  A callback that a
+ * cancel missed may run for a later wait: it re-arms for that wait's
+ * own deadline rather than end it early.
+ */
+static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer)
+{
+	struct rxe2_cq *cq = container_of(timer, struct rxe2_cq, moder_timer);
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	unsigned long flags;
+	bool due = false;
+	ktime_t end;
+
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	end = ktime_add_us(cq->moder_start, cq->moder_period);
+	if (cq->moder_seen && cq->notify) {
+		if (ktime_before(ktime_get(), end)) {
+			hrtimer_set_expires(timer, end);
+			ret = HRTIMER_RESTART;
+		} else {
+			rxe2_cq_event_due(cq);
+			due = true;
+		}
+	}
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+	if (due)
+		rxe2_cq_notify(cq);
+	return ret;
+}
+
+/*
+ * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
+ * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Marks the
+ * event that rxe2_qp_run_unlock() delivers after the QP's lock is
+ * dropped.  Timestamps are taken under ring.lock, so they never go
+ * backwards within a CQ.
+ */
+int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
+{
+	struct rxe2_cqe *slot;
+	unsigned long flags;
+	bool overflow = false;
+	int avail;
+
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	avail = rxe2_ring_dev_avail(&cq->ring);
+	if (avail <= 0) {
+		overflow = !cq->overflowed;
+		cq->overflowed = true;
+	} else {
+		slot = rxe2_ring_slot(&cq->ring, cq->ring.dev_index);
+		/* inline-receive: the data and SGEs follow */
+		memcpy(slot, cqe, cqe->flags & RXE2_CQE_F_INLINE ?
+		       sizeof(struct rxe2_cqe_inline) : sizeof(*cqe));
+		if (cq->timestamps)
+			slot->timestamp = ktime_get_ns();
+		rxe2_ring_dev_advance(&cq->ring);
+		if (cq->notify == IB_CQ_NEXT_COMP ||
+		    (cq->notify == IB_CQ_SOLICITED &&
+		     (solicited || cqe->status != IB_WC_SUCCESS)))
+			rxe2_cq_arm_hit(cq);
+	}
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+
+	if (overflow && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	return avail <= 0 ? -EOVERFLOW : 0;
+}
+
+/* whether the CQ has a free slot now (another QP may take it first) */
+bool rxe2_cq_has_room(struct rxe2_cq *cq)
+{
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&cq->ring.lock, flags);
+	room = rxe2_ring_dev_avail(&cq->ring) > 0;
+	spin_unlock_irqrestore(&cq->ring.lock, flags);
+	return room;
+}
+
+/* Deliver the event rxe2_cq_post() marked; no lock held */
+void rxe2_cq_notify(struct rxe2_cq *cq)
+{
+	/* a plain read first: no atomic when nothing is armed (the usual) */
+	if (test_bit(0, &cq->notify_pending) &&
+	    test_and_clear_bit(0, &cq->notify_pending) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 /*

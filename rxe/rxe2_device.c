@@ -122,6 +122,8 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->max_total_mcast_qp_attach = p->max_mcast_grp *
 				       p->max_mcast_qp_attach;
 	a->local_ca_ack_delay = RXE2_LOCAL_CA_ACK_DELAY;
+	/* completion timestamps and CQ moderation (rxe2_cq.c) */
+	rxe2_cq_set_caps(a);
 
 	rdev->max_inline_data = p->max_inline_data;
 }

@@ -96,6 +96,7 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
+void rxe2_cq_notify(struct rxe2_cq *cq);
 int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 		   rxe2_page_fn fn, void *arg);
 int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,

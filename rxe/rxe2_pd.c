@@ -132,6 +132,7 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	.destroy_cq = rxe2_destroy_cq,
 	.resize_cq = rxe2_resize_cq,
 	.req_notify_cq = rxe2_req_notify_cq,
+	.modify_cq = rxe2_modify_cq,
 	.poll_cq = rxe2_poll_cq,
 
 	.create_qp = rxe2_create_qp,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: how a QP's protocol work runs, and the helpers every part of the
- * data path shares (completions, memory copies, address vectors).
+ * data path shares (memory copies, address vectors).
  *
  * Everything a QP does runs under its state_lock mutex, in sleepable
  * context: the SQ doorbell takes the mutex with a trylock and runs the
@@ -39,15 +39,6 @@ int rxe2_dp_init(void)
 void rxe2_dp_exit(void)
 {
 	destroy_workqueue(rxe2_wq);
-}
-
-static void rxe2_cq_notify(struct rxe2_cq *cq)
-{
-	/* a plain read first: no atomic when nothing is armed (the usual) */
-	if (test_bit(0, &cq->notify_pending) &&
-	    test_and_clear_bit(0, &cq->notify_pending) &&
-	    cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 /*
@@ -456,62 +447,6 @@ int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
 	av->hop_limit = grh->hop_limit;
 	av->flow_label = grh->flow_label;
 	return 0;
-}
-
-/*
- * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
- * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Arms the
- * notification that rxe2_qp_run_unlock() delivers after the QP's lock
- * is dropped.
- */
-int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
-{
-	unsigned long flags;
-	bool overflow = false;
-	int avail;
-
-	spin_lock_irqsave(&cq->ring.lock, flags);
-	avail = rxe2_ring_dev_avail(&cq->ring);
-	if (avail <= 0) {
-		overflow = !cq->overflowed;
-		cq->overflowed = true;
-	} else {
-		/* inline-receive: the data and SGEs follow (rxe2_cq.c) */
-		memcpy(rxe2_ring_slot(&cq->ring, cq->ring.dev_index), cqe,
-		       cqe->flags & RXE2_CQE_F_INLINE ?
-		       sizeof(struct rxe2_cqe_inline) : sizeof(*cqe));
-		rxe2_ring_dev_advance(&cq->ring);
-		if (cq->notify == IB_CQ_NEXT_COMP ||
-		    (cq->notify == IB_CQ_SOLICITED &&
-		     (solicited || cqe->status != IB_WC_SUCCESS))) {
-			cq->notify = 0;
-			set_bit(0, &cq->notify_pending);
-		}
-	}
-	spin_unlock_irqrestore(&cq->ring.lock, flags);
-
-	if (overflow && cq->ibcq.event_handler) {
-		struct ib_event ev = {
-			.device = cq->ibcq.device,
-			.element.cq = &cq->ibcq,
-			.event = IB_EVENT_CQ_ERR,
-		};
-
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-	}
-	return avail <= 0 ? -EOVERFLOW : 0;
-}
-
-/* whether the CQ has a free slot now (another QP may take it first) */
-bool rxe2_cq_has_room(struct rxe2_cq *cq)
-{
-	unsigned long flags;
-	bool room;
-
-	spin_lock_irqsave(&cq->ring.lock, flags);
-	room = rxe2_ring_dev_avail(&cq->ring) > 0;
-	spin_unlock_irqrestore(&cq->ring.lock, flags);
-	return room;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <linux/refcount.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/hrtimer.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 
@@ -465,7 +466,18 @@ struct rxe2_cq {
 	u8 notify;
 	bool is_user;
 	bool overflowed;		/* CQ_ERR reported */
+	bool timestamps;		/* stamp each CQE (rxe2_cqe.timestamp) */
 	unsigned long notify_pending;	/* bit 0: call comp_handler */
+	/*
+	 * CQ moderation (rxe2_modify_cq()), under ring.lock like notify:
+	 * an armed event waits for moder_count matching CQEs or for
+	 * moder_period us after the first of them (moder_start).
+	 */
+	u16 moder_count;
+	u16 moder_period;
+	u32 moder_seen;			/* matching CQEs since the arm */
+	ktime_t moder_start;
+	struct hrtimer moder_timer;
 };
 
 static inline struct rxe2_cq *to_rcq(struct ib_cq *ibcq)
@@ -487,6 +499,8 @@ int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
+void rxe2_cq_set_caps(struct ib_device_attr *a);
 int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
 /* an address vector resolved for transmit (RC/UC path, UD AH) */

@@ -191,7 +191,12 @@ struct rxe2_cqe {
 	__u8 port_num;
 	__u8 flags;		/* RXE2_CQE_F_* */
 	__u32 inline_num_sge;	/* RXE2_CQE_F_INLINE: SGEs in the slot */
-	__u32 reserved[3];
+	__u32 reserved;
+	/*
+	 * CLOCK_MONOTONIC in ns when the device wrote the CQE, in a CQ
+	 * created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION; else 0
+	 */
+	__aligned_u64 timestamp;
 };
 
 /*

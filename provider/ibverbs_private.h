@@ -418,6 +418,7 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 RXE2_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 RXE2_DECLARE_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 RXE2_DECLARE_EX_CMD(ibv_modify_cq, ib_uverbs_ex_modify_cq);
+RXE2_DECLARE_EX_CMD(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
 
 /* ------------------------------------------------------------------ */
 /* Functions exported under IBVERBS_PRIVATE_34                         */
@@ -522,6 +523,12 @@ int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
+/* the extended command: the only one that carries IBV_QP_RATE_LIMIT */
+int ibv_cmd_modify_qp_ex(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask, struct ibv_modify_qp_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_modify_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -758,6 +765,7 @@ RXE2_PIN_SIZE(struct ib_uverbs_ex_cmd_hdr, 16);
 RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
 RXE2_PIN_SIZE(struct ibv_create_qp_ex, 88);
 RXE2_PIN_SIZE(struct ibv_modify_cq, 40);
+RXE2_PIN_SIZE(struct ibv_modify_qp_ex, 144);
 
 /* Core responses: our udata follows at this size */
 RXE2_PIN_SIZE(struct ib_uverbs_get_context_resp, 8);

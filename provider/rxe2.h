@@ -410,6 +410,8 @@ int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe);
 int rxe2_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
+int rxe2_modify_qp_rate_limit(struct ibv_qp *ibqp,
+			      struct ibv_qp_rate_limit_attr *attr);
 int rxe2_query_rt_values(struct ibv_context *ibctx,
 			 struct ibv_values_ex *values);
 int rxe2_destroy_cq(struct ibv_cq *ibcq);

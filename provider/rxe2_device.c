@@ -21,6 +21,17 @@ int rxe2_query_device_ex(struct ibv_context *ibctx,
 	if (err)
 		return err;
 
+	/* what the kernel paces (rxe/rxe2_pace.c); the core has no field */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex,
+				  packet_pacing_caps) +
+			 sizeof(attr->packet_pacing_caps)) {
+		attr->packet_pacing_caps.qp_rate_limit_min =
+			RXE2_RATE_LIMIT_MIN;
+		attr->packet_pacing_caps.qp_rate_limit_max =
+			RXE2_RATE_LIMIT_MAX;
+		attr->packet_pacing_caps.supported_qpts =
+			1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD;
+	}
 	/* fw_ver packs major.minor.sub_minor as 16-bit fields */
 	fw = resp.base.fw_ver;
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),

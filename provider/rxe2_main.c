@@ -45,6 +45,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.import_pd = rxe2_import_pd,
 	.modify_cq = rxe2_modify_cq,
 	.modify_qp = rxe2_modify_qp,
+	.modify_qp_rate_limit = rxe2_modify_qp_rate_limit,
 	.modify_srq = rxe2_modify_srq,
 	.resize_cq = rxe2_resize_cq,
 	.poll_cq = rxe2_poll_cq,

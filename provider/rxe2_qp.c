@@ -233,9 +233,30 @@ struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask)
 {
+	struct ib_uverbs_ex_modify_qp_resp resp = {};
+	struct ibv_modify_qp_ex cmd_ex = {};
 	struct ibv_modify_qp cmd = {};
 
+	if (attr_mask & IBV_QP_RATE_LIMIT)
+		return ibv_cmd_modify_qp_ex(ibqp, attr, attr_mask, &cmd_ex,
+					    sizeof(cmd_ex), &resp,
+					    sizeof(resp));
 	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+/*
+ * Packet pacing of the QP's requests (rxe/rxe2_pace.c), in kbps, 0 for
+ * none; the kernel takes it into RTS and in RTS.  Pacing is per packet:
+ * there is no burst size to set.
+ */
+int rxe2_modify_qp_rate_limit(struct ibv_qp *ibqp,
+			      struct ibv_qp_rate_limit_attr *attr)
+{
+	struct ibv_qp_attr qp_attr = { .rate_limit = attr->rate_limit };
+
+	if (attr->comp_mask || attr->max_burst_sz || attr->typical_pkt_sz)
+		return EINVAL;
+	return rxe2_modify_qp(ibqp, &qp_attr, IBV_QP_RATE_LIMIT);
 }
 
 /* multicast membership is the kernel's (rxe2_mcast.c): a command each */

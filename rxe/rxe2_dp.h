@@ -201,6 +201,12 @@ void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);
 unsigned long rxe2_cc_rto(struct rxe2_qp *qp);
 
+/* rxe2_pace.c: IBV_QP_RATE_LIMIT */
+void rxe2_pace_init(struct rxe2_qp *qp);
+void rxe2_pace_set(struct rxe2_qp *qp, u32 rate_kbps);
+bool rxe2_pace_may_send(struct rxe2_qp *qp);
+void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload);
+
 /* rxe2_resp.c */
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_resp_reset(struct rxe2_qp *qp);

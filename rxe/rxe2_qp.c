@@ -334,7 +334,27 @@ static int rxe2_qp_check_attr(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 	if ((mask & IB_QP_PATH_MIG_STATE) &&
 	    attr->path_mig_state != IB_MIG_MIGRATED)
 		return -EINVAL;
+	if ((mask & IB_QP_RATE_LIMIT) && attr->rate_limit &&
+	    (attr->rate_limit < RXE2_RATE_LIMIT_MIN ||
+	     attr->rate_limit > RXE2_RATE_LIMIT_MAX))
+		return -EINVAL;
 	return 0;
+}
+
+/*
+ * ib_core allows IB_QP_RATE_LIMIT only on raw packet QPs; rxe2 paces
+ * the request packets of RC, UC and UD QPs (rxe2_pace.c), and takes a
+ * limit where it could be sent: into RTS and in RTS.
+ */
+static bool rxe2_qp_rate_limit_ok(struct rxe2_qp *qp, enum ib_qp_state cur,
+				  enum ib_qp_state new, int mask)
+{
+	if (!(mask & IB_QP_RATE_LIMIT))
+		return true;
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC &&
+	    qp->ibqp.qp_type != IB_QPT_UD)
+		return false;
+	return new == IB_QPS_RTS && (cur == IB_QPS_RTR || cur == IB_QPS_RTS);
 }
 
 static void rxe2_qp_store_attr(struct rxe2_qp *qp,
@@ -404,7 +424,7 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	enum ib_qp_state cur, new;
 	int ret;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (mask & ~(IB_QP_ATTR_STANDARD_BITS | IB_QP_RATE_LIMIT))
 		return -EOPNOTSUPP;
 	ret = rxe2_check_udata_in_empty(udata);
 	if (ret)
@@ -419,7 +439,9 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (new > IB_QPS_ERR ||
-	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type,
+				mask & ~IB_QP_RATE_LIMIT) ||
+	    !rxe2_qp_rate_limit_ok(qp, cur, new, mask)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -452,6 +474,8 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->dp.retry_left = attr->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		qp->dp.rnr_left = attr->rnr_retry;
+	if (mask & IB_QP_RATE_LIMIT)
+		rxe2_pace_set(qp, attr->rate_limit);
 	if (mask & IB_QP_STATE) {
 		if (new == IB_QPS_SQD && cur != IB_QPS_SQD) {
 			/* the message being sent is finished first */

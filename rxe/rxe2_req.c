@@ -334,6 +334,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 
 	rxe2_tx_finish(qp, av, sport, skb);	/* a lost packet is retried */
+	if (dp->rate_kbps)
+		rxe2_pace_sent(qp, oi->hdr_len + n);
 	if (ackreq)
 		rxe2_cc_sent(qp, dp->req_psn);
 	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
@@ -520,6 +522,8 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 				break;
 			continue;
 		}
+		if (dp->rate_kbps && !rxe2_pace_may_send(qp))
+			break;
 		status = rxe2_req_packet(qp, idx);
 		if (status < 0)
 			break;	/* no memory: the retry timer comes back */

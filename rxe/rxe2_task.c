@@ -332,6 +332,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	dp->lreq_len = 0;
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
+	rxe2_pace_init(qp);
 	dp->swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
 	dp->sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->sinfo),
 			     GFP_KERNEL);
@@ -360,6 +361,7 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	cancel_work_sync(&qp->dp.work);
 	del_timer_sync(&qp->dp.retry_timer);
 	del_timer_sync(&qp->dp.rnr_timer);
+	hrtimer_cancel(&qp->dp.pace_timer);
 	cancel_work_sync(&qp->dp.work);
 	skb_queue_purge(&qp->dp.rx_queue);
 	mutex_lock(&qp->state_lock);
@@ -386,6 +388,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	rxe2_cc_init(qp);
 	del_timer(&dp->retry_timer);
 	del_timer(&dp->rnr_timer);
+	rxe2_pace_set(qp, 0);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
 	clear_bit(RXE2_QPF_RNR, &dp->flags);
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);

@@ -556,6 +556,10 @@ struct rxe2_qp_dp {
 	unsigned long retry_at;		/* deadline of the oldest unacked */
 	bool retry_live;		/* something sent is unacknowledged */
 	struct timer_list rnr_timer;
+	/* packet pacing (rxe2_pace.c): 0 kbps is no limit */
+	u32 rate_kbps;
+	u64 pace_next;			/* ns: earliest next request packet */
+	struct hrtimer pace_timer;
 	u16 src_port;			/* UDP source port: ECMP entropy */
 	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */
 	u32 mtu;			/* path MTU in bytes */

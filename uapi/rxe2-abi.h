@@ -218,6 +218,14 @@ enum rxe2_cqe_flags {
 #define RXE2_CQE_SIZE 64
 
 /*
+ * IBV_QP_RATE_LIMIT (packet pacing of RC, UC and UD requests), in kbps
+ * as the verb takes it; 0 is no limit.  The provider reports these as
+ * packet_pacing_caps.
+ */
+#define RXE2_RATE_LIMIT_MIN 1000		/* 1 Mbit/s */
+#define RXE2_RATE_LIMIT_MAX 100000000		/* 100 Gbit/s */
+
+/*
  * Inline-receive.  A process's CQ created with at most
  * RXE2_CQ_INLINE_MAX_CQE entries has slots of RXE2_CQ_INLINE_SLOT_SIZE
  * bytes; a larger one, and every kernel CQ, has RXE2_CQE_SIZE-byte slots

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: packet pacing, IBV_QP_RATE_LIMIT (ibv_modify_qp_rate_limit()).
+ *
+ * A QP with a rate limit sends its request packets no faster than
+ * rate_kbps: each packet moves pace_next, the earliest time the next one
+ * may leave, by the time its bytes (headers and payload, as they go on
+ * the wire) take at that rate.  A QP that was idle may catch up for at
+ * most RXE2_PACE_SLACK_NS, so a burst after a pause stays short and a
+ * late timer does not lower the average rate.  When the QP is ahead of
+ * its rate, rxe2_req_run() stops and the pace timer runs it again at
+ * pace_next.  Retransmissions are paced like first transmissions;
+ * responses (READ data, ACKs) are not: they are the peer's traffic.
+ *
+ * All of it runs under the QP's state_lock, except the timer callback,
+ * which only kicks the QP.
+ */
+#include "rxe2_dp.h"
+
+/* how far an idle QP may fall behind its schedule and then catch up */
+#define RXE2_PACE_SLACK_NS	(1000 * NSEC_PER_USEC)
+/* Ethernet (with FCS), IPv4, UDP and ICRC around the BTH and payload */
+#define RXE2_PACE_WIRE_EXTRA	(18 + 20 + 8 + 4)
+
+static enum hrtimer_restart rxe2_pace_timer(struct hrtimer *timer)
+{
+	struct rxe2_qp *qp = container_of(timer, struct rxe2_qp,
+					  dp.pace_timer);
+
+	if (!test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		rxe2_qp_kick(qp);
+	return HRTIMER_NORESTART;
+}
+
+void rxe2_pace_init(struct rxe2_qp *qp)
+{
+	hrtimer_init(&qp->dp.pace_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_ABS_SOFT);
+	qp->dp.pace_timer.function = rxe2_pace_timer;
+}
+
+/* a new limit (0: none) starts from now */
+void rxe2_pace_set(struct rxe2_qp *qp, u32 rate_kbps)
+{
+	qp->dp.rate_kbps = rate_kbps;
+	qp->dp.pace_next = 0;
+	if (!rate_kbps)
+		hrtimer_try_to_cancel(&qp->dp.pace_timer);
+}
+
+/* whether a packet may go now; if not, the timer runs the QP when it may */
+bool rxe2_pace_may_send(struct rxe2_qp *qp)
+{
+	u64 now = ktime_get_ns();
+
+	if (now >= qp->dp.pace_next)
+		return true;
+	hrtimer_start(&qp->dp.pace_timer, ns_to_ktime(qp->dp.pace_next),
+		      HRTIMER_MODE_ABS_SOFT);
+	return false;
+}
+
+/* a packet of hdr_payload bytes (BTH on) went out */
+void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload)
+{
+	u64 bits = (u64)(hdr_payload + RXE2_PACE_WIRE_EXTRA) * 8;
+	u64 now = ktime_get_ns();
+	u64 from = max(qp->dp.pace_next, now - RXE2_PACE_SLACK_NS);
+
+	/* bits / (kbps * 1000) s = bits * 10^6 / kbps ns */
+	qp->dp.pace_next = from + div_u64(bits * NSEC_PER_MSEC,
+					  qp->dp.rate_kbps);
+}

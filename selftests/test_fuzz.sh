@@ -134,7 +134,7 @@ traffic &
 cm_traffic &
 t0=$(date +%s)
 ip netns exec $B "$repo/tools/rxe2fuzz" -i ${B}v -n "$FRAMES" -s "$SEED" \
-	-p "$PPS" -t 3000 >"$xwork/fuzz.out" 2>&1
+	-p "$PPS" -t 3000 -W "$(scaled 20)" >"$xwork/fuzz.out" 2>&1
 frc=$?
 t1=$(date +%s)
 sed 's/^/# /' "$xwork/fuzz.out"

@@ -14,7 +14,7 @@
  * sent as a pcap file and -r sends such a file again, frame for frame:
  * that is how a run that found something is replayed exactly.
  *
- * Usage: rxe2fuzz -i IFNAME [-n FRAMES] [-s SEED] [-t SECONDS]
+ * Usage: rxe2fuzz -i IFNAME [-n FRAMES] [-s SEED] [-t SECONDS] [-W SECONDS]
  *                 [-p PPS] [-w PCAP]
  *        rxe2fuzz -i IFNAME -r PCAP
  */
@@ -887,6 +887,7 @@ static int replay(int fd, const struct sockaddr_ll *to, const char *path)
 struct fuzz_opts {
 	unsigned long frames;
 	double seconds;		/* give up after */
+	double wait;		/* for the first RoCEv2 frame */
 	unsigned long pps;	/* 0: as fast as the link takes them */
 	FILE *pcap;
 };
@@ -919,9 +920,10 @@ static int fuzz(int fd, const struct sockaddr_ll *to,
 			break;
 		drain(fd);
 		if (!pools_filled()) {
-			if (t - t0 > 20) {
+			if (t - t0 > o->wait) {
 				fprintf(stderr,
-					"rxe2fuzz: no RoCEv2 traffic seen leaving the interface in 20 s\n");
+					"rxe2fuzz: no RoCEv2 traffic seen leaving the interface in %g s\n",
+					o->wait);
 				return 1;
 			}
 			usleep(10000);
@@ -955,25 +957,26 @@ static int fuzz(int fd, const struct sockaddr_ll *to,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rxe2fuzz -i IFNAME [-n FRAMES] [-s SEED] [-t SECONDS] [-p PPS] [-w PCAP]\n"
+		"usage: rxe2fuzz -i IFNAME [-n FRAMES] [-s SEED] [-t SECONDS] [-W SECONDS] [-p PPS] [-w PCAP]\n"
 		"       rxe2fuzz -i IFNAME -r PCAP\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct fuzz_opts o = { .frames = 100000, .seconds = 3600 };
+	struct fuzz_opts o = { .frames = 100000, .seconds = 3600, .wait = 20 };
 	const char *ifname = NULL, *wpath = NULL, *rpath = NULL;
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	struct sockaddr_ll to;
 	int c, fd, rc;
 
-	while ((c = getopt(argc, argv, "i:n:s:t:p:w:r:")) != -1) {
+	while ((c = getopt(argc, argv, "i:n:s:t:W:p:w:r:")) != -1) {
 		switch (c) {
 		case 'i': ifname = optarg; break;
 		case 'n': o.frames = strtoul(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': o.seconds = strtod(optarg, NULL); break;
+		case 'W': o.wait = strtod(optarg, NULL); break;
 		case 'p': o.pps = strtoul(optarg, NULL, 0); break;
 		case 'w': wpath = optarg; break;
 		case 'r': rpath = optarg; break;

@@ -196,7 +196,9 @@ static uint64_t rxe2_clock_ns(clockid_t id)
 /*
  * The device clock that stamps completions is the kernel's
  * CLOCK_MONOTONIC in ns (hca_core_clock 1 GHz), which the process reads
- * itself.  As on mlx5, the raw clock is a count in tv_nsec.
+ * itself.  As on mlx5, the raw clock is a count in tv_nsec.  (In a time
+ * namespace the process's CLOCK_MONOTONIC carries the namespace's
+ * offset and the kernel's stamps do not: the two then differ by it.)
  */
 int rxe2_query_rt_values(struct ibv_context *ibctx,
 			 struct ibv_values_ex *values)
@@ -410,15 +412,26 @@ static void rxe2_cq_report(struct rxe2_cq *cq)
  * Wall-clock completion times are the device's monotonic stamps moved
  * by the offset between the two clocks, read once per start_poll
  * between two monotonic reads: a batch shares one offset, so its
- * stamps keep their order.
+ * stamps keep their order.  Of three samples the one with the shortest
+ * gap wins: a thread preempted between the reads (a VM's vCPU) would
+ * otherwise be off by half the preemption.
  */
 static void rxe2_cq_wall_offset(struct rxe2_cq *cq)
 {
-	uint64_t before = rxe2_clock_ns(CLOCK_MONOTONIC);
-	uint64_t real = rxe2_clock_ns(CLOCK_REALTIME);
-	uint64_t after = rxe2_clock_ns(CLOCK_MONOTONIC);
+	uint64_t best_gap = UINT64_MAX;
+	int i;
 
-	cq->wall_offset = (int64_t)(real - (before + (after - before) / 2));
+	for (i = 0; i < 3; i++) {
+		uint64_t before = rxe2_clock_ns(CLOCK_MONOTONIC);
+		uint64_t real = rxe2_clock_ns(CLOCK_REALTIME);
+		uint64_t after = rxe2_clock_ns(CLOCK_MONOTONIC);
+
+		if (after - before >= best_gap)
+			continue;
+		best_gap = after - before;
+		cq->wall_offset =
+			(int64_t)(real - (before + (after - before) / 2));
+	}
 }
 
 static int rxe2_start_poll(struct ibv_cq_ex *ibcq,

@@ -100,17 +100,24 @@ int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /*
- * ibv_modify_cq(), and ib_core's DIM for kernel CQs: the event of an
- * armed CQ waits for count matching CQEs or for period us after the
- * first of them, whichever comes first.  count 0 with a period: only
- * the period ends the wait; count <= 1 and period 0: no moderation.
- * The new values apply from the next matching CQE on.
+ * ibv_modify_cq(): the event of an armed CQ waits for count matching
+ * CQEs or for period us after the first of them, whichever comes
+ * first.  count 0 with a period: only the period ends the wait; count
+ * <= 1 and period 0: no moderation.  The new values apply from the next
+ * matching CQE on.
+ *
+ * Not for kernel CQs: ib_free_cq() cancels the CQ's poll work before
+ * destroy_cq, and a timer firing in between would queue it again on a
+ * CQ about to be freed (6.12 has no hook before that cancel).  No ULP
+ * asks: rxe2 does not enable ib_core's DIM.
  */
 int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
 {
 	struct rxe2_cq *cq = to_rcq(ibcq);
 	unsigned long flags;
 
+	if (!cq->is_user)
+		return -EOPNOTSUPP;
 	if (period > RXE2_CQ_MAX_MODER_PERIOD)
 		return -EINVAL;
 	spin_lock_irqsave(&cq->ring.lock, flags);
@@ -135,9 +142,12 @@ static void rxe2_cq_event_due(struct rxe2_cq *cq)
 	cq->notify = 0;
 	cq->moder_seen = 0;
 	set_bit(0, &cq->notify_pending);
-	/* a running callback finds moder_seen 0 and does nothing */
-	if (cq->moder_period)
-		hrtimer_try_to_cancel(&cq->moder_timer);
+	/*
+	 * Also when moder_period is 0 now: a timer of an earlier period
+	 * must not end a later wait.  A running callback finds moder_seen
+	 * 0 and does nothing.
+	 */
+	hrtimer_try_to_cancel(&cq->moder_timer);
 }
 
 /* caller holds ring.lock: a CQE the arm asked for was written */
@@ -163,8 +173,11 @@ static void rxe2_cq_arm_hit(struct rxe2_cq *cq)
 
 /*
  * The moderation period of an armed CQ ended.  A callback that a
- * cancel missed may run for a later wait: it re-arms for that wait's
- * own deadline rather than end it early.
+ * cancel missed may run for a later wait: if that wait's arm_hit has
+ * queued the timer again, the queued expiry is the one that counts
+ * (only arm_hit starts the timer, under ring.lock, so the check is
+ * stable); otherwise it re-arms for the wait's own deadline rather
+ * than end it early.
  */
 static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer)
 {
@@ -176,7 +189,7 @@ static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer)
 
 	spin_lock_irqsave(&cq->ring.lock, flags);
 	end = ktime_add_us(cq->moder_start, cq->moder_period);
-	if (cq->moder_seen && cq->notify) {
+	if (!hrtimer_is_queued(timer) && cq->moder_seen && cq->notify) {
 		if (ktime_before(ktime_get(), end)) {
 			hrtimer_set_expires(timer, end);
 			ret = HRTIMER_RESTART;

@@ -489,8 +489,11 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 out:
 	mutex_unlock(&qp->state_lock);
-	/* flush an ERROR QP; start sending what waits in the SQ */
-	if (!ret && (mask & IB_QP_STATE))
+	/*
+	 * flush an ERROR QP; start sending what waits in the SQ, also what
+	 * an old rate limit held back
+	 */
+	if (!ret && (mask & (IB_QP_STATE | IB_QP_RATE_LIMIT)))
 		rxe2_qp_kick(qp);
 	return ret;
 }

@@ -559,6 +559,7 @@ struct rxe2_qp_dp {
 	/* packet pacing (rxe2_pace.c): 0 kbps is no limit */
 	u32 rate_kbps;
 	u64 pace_next;			/* ns: earliest next request packet */
+	u32 pace_ps;			/* and the ps below pace_next */
 	struct hrtimer pace_timer;
 	u16 src_port;			/* UDP source port: ECMP entropy */
 	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */

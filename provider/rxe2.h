@@ -410,6 +410,10 @@ int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe);
 int rxe2_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
+int rxe2_query_ece(struct ibv_qp *ibqp, struct ibv_ece *ece);
+int rxe2_query_qp_data_in_order(struct ibv_qp *ibqp, enum ibv_wr_opcode op,
+				uint32_t flags);
+int rxe2_set_ece(struct ibv_qp *ibqp, struct ibv_ece *ece);
 int rxe2_modify_qp_rate_limit(struct ibv_qp *ibqp,
 			      struct ibv_qp_rate_limit_attr *attr);
 int rxe2_query_rt_values(struct ibv_context *ibctx,

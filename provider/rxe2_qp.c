@@ -259,6 +259,44 @@ int rxe2_modify_qp_rate_limit(struct ibv_qp *ibqp,
 	return rxe2_modify_qp(ibqp, &qp_attr, IBV_QP_RATE_LIMIT);
 }
 
+/*
+ * Enhanced Connection Establishment.  rxe2 has no optional behaviour to
+ * negotiate, so its ECE is its vendor id with no options.  librdmacm
+ * carries it in the CM REQ and REP and sets what the peer answered: our
+ * own vendor id with no options, or, from another vendor, ours with
+ * none.  Options rxe2 does not have are EINVAL, as the man page says.
+ */
+int rxe2_query_ece(struct ibv_qp *ibqp, struct ibv_ece *ece)
+{
+	(void)ibqp;	/* the same on every QP */
+	*ece = (struct ibv_ece){ .vendor_id = RXE2_VENDOR_ID };
+	return 0;
+}
+
+int rxe2_set_ece(struct ibv_qp *ibqp, struct ibv_ece *ece)
+{
+	(void)ibqp;
+	if (ece->comp_mask || ece->vendor_id != RXE2_VENDOR_ID ||
+	    ece->options)
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * Whether a reader may poll a message's last byte instead of its
+ * completion: no.  The kernel places each packet with memcpy, whose
+ * fast-string stores x86 may make visible out of order even within an
+ * aligned 128-byte block, so no capability bit holds.
+ */
+int rxe2_query_qp_data_in_order(struct ibv_qp *ibqp, enum ibv_wr_opcode op,
+				uint32_t flags)
+{
+	(void)ibqp;
+	(void)op;
+	(void)flags;
+	return 0;
+}
+
 /* multicast membership is the kernel's (rxe2_mcast.c): a command each */
 int rxe2_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		      uint16_t lid)

@@ -18,7 +18,6 @@
  * space (second-lowest bit of the first octet set): "RXE" in ASCII.  No
  * real vendor can own it, so it never impersonates a hardware HCA.
  */
-#define RXE2_VENDOR_ID		0x525845
 #define RXE2_VENDOR_PART_ID	0x0002
 #define RXE2_HW_VER		1
 #define RXE2_FW_MAJOR		1

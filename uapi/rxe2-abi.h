@@ -217,6 +217,9 @@ enum rxe2_cqe_flags {
 
 #define RXE2_CQE_SIZE 64
 
+/* ibv_device_attr.vendor_id ("RXE"), and the vendor of rxe2's ECE */
+#define RXE2_VENDOR_ID 0x525845
+
 /*
  * IBV_QP_RATE_LIMIT (packet pacing of RC, UC and UD requests), in kbps
  * as the verb takes it; 0 is no limit.  The provider reports these as

@@ -50,7 +50,7 @@ int main(void)
 	tap_ret_errno(set(a.qp, 0, 0, 0), EOPNOTSUPP,
 		      "vendor id 0 -> EOPNOTSUPP (libibverbs)");
 	tap_ret(ibv_query_qp_data_in_order(a.qp, IBV_WR_RDMA_WRITE, 0), 0,
-		 "ibv_query_qp_data_in_order(WRITE): no ordering capability");
+		"ibv_query_qp_data_in_order(WRITE): no ordering capability");
 	memset(&e, 0, sizeof(e));
 	tap_ok(!ibv_query_ece(b.qp, &e) && e.vendor_id == vendor &&
 	       !e.options, "the peer QP answers the same");

@@ -297,6 +297,25 @@ static int modify(struct ibv_cq_ex *cq, uint32_t mask, uint16_t count,
 	return ibv_modify_cq(ibv_cq_ex_to_cq(cq), &m);
 }
 
+/*
+ * Moderate the CQ (count, period), arm it, post n WRITEs on qp and
+ * collect their completions into s; TAP lines start with what.
+ */
+static void moderated_writes(struct ibv_cq_ex *cq, struct ibv_qp *qp,
+			     uint16_t count, uint16_t period, int n,
+			     struct stamp *s, const char *what)
+{
+	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, count, period), 0,
+		      "%s: ibv_modify_cq count %u, period %u us", what, count,
+		      period);
+	tap_ret_errno(ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0), 0,
+		      "%s: arm the CQ", what);
+	if (post_writes(qp, n, 0x400))
+		tap_bail("post_send: %s", strerror(errno));
+	tap_ret(collect(cq, s, n, false), n, "%s: %d WRITEs complete", what,
+		n);
+}
+
 static void test_moderation_errors(struct ibv_cq_ex *cq)
 {
 	struct ibv_cq *plain = ibv_create_cq(dev.ctx, 16, NULL, NULL, 0);
@@ -335,23 +354,15 @@ static void test_moderation(void)
 	test_moderation_errors(cq);
 
 	/* count 4: three completions raise nothing, the fourth the event */
-	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 4, 0), 0,
-		      "moderate: count 4, no period");
-	ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
-	post_writes(a, 3, 0x400);
-	tap_ret(collect(cq, s, 3, false), 3, "count 4: three WRITEs complete");
+	moderated_writes(cq, a, 4, 0, 3, s, "count 4");
 	tap_ok(!wait_event(ch, 500), "count 4: no event after three completions");
-	post_writes(a, 1, 0x403);
+	post_writes(a, 1, 0x10);
 	tap_ret(collect(cq, s, 1, false), 1, "count 4: a fourth WRITE completes");
 	tap_ok(wait_event(ch, DP_WAIT_MS), "count 4: the fourth raises the event");
 	tap_ok(!wait_event(ch, 200), "count 4: one event, not more");
 
 	/* a period: one completion, the event that long after it */
-	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 1000, 3000), 0,
-		      "moderate: count 1000, period 3000 us");
-	ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
-	post_writes(a, 1, 0x410);
-	tap_ret(collect(cq, s, 1, false), 1, "period: one WRITE completes");
+	moderated_writes(cq, a, 1000, 3000, 1, s, "period");
 	tap_ok(wait_event(ch, DP_WAIT_MS), "period: the event comes without more completions");
 	t_event = now_ns(CLOCK_MONOTONIC);
 	tap_ok(s[0].ts && t_event - s[0].ts >= 3000000,
@@ -359,11 +370,7 @@ static void test_moderation(void)
 	       (unsigned long long)(t_event - s[0].ts) / 1000);
 
 	/* count 0 with a period: only the period ends the wait */
-	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 0, 2000), 0,
-		      "moderate: count 0, period 2000 us");
-	ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
-	post_writes(a, 5, 0x420);
-	tap_ret(collect(cq, s, 5, false), 5, "count 0: five WRITEs complete");
+	moderated_writes(cq, a, 0, 2000, 5, s, "count 0");
 	tap_ok(wait_event(ch, DP_WAIT_MS), "count 0: one event for them");
 	t_event = now_ns(CLOCK_MONOTONIC);
 	tap_ok(t_event - s[0].ts >= 2000000,
@@ -372,22 +379,14 @@ static void test_moderation(void)
 	tap_ok(!wait_event(ch, 200), "count 0: one event, not five");
 
 	/* moderation off again: the next completion raises the event */
-	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 0, 0), 0,
-		      "moderate: off (count 0, period 0)");
-	ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
-	post_writes(a, 1, 0x430);
-	tap_ret(collect(cq, s, 1, false), 1, "off: a WRITE completes");
+	moderated_writes(cq, a, 0, 0, 1, s, "off");
 	tap_ok(wait_event(ch, DP_WAIT_MS), "off: its completion raises the event");
 
 	/*
 	 * destroy right after a completion started a period (under TCG the
 	 * QPs' destruction may outlast it: then the timer has fired)
 	 */
-	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 0, 4095), 0,
-		      "moderate: period 4095 us, then destroy");
-	ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0);
-	post_writes(a, 1, 0x440);
-	tap_ret(collect(cq, s, 1, false), 1, "a WRITE completes and starts the period");
+	moderated_writes(cq, a, 0, 4095, 1, s, "destroy");
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	tap_ret_errno(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0,

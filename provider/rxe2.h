@@ -188,6 +188,40 @@ struct rxe2_ring {
 	uint32_t mine;
 };
 
+/*
+ * A protection domain, or a parent domain (rxe2_domain.c): an ibv_pd
+ * with the kernel handle of the PD it wraps, usable wherever a PD is.
+ * parents and a thread domain's parents count the parent domains that
+ * use them, which must go first (EBUSY).
+ */
+struct rxe2_pd {
+	struct ibv_pd ibpd;
+	struct rxe2_pd *protection;	/* a parent domain: the PD it wraps */
+	struct rxe2_td *td;		/* a parent domain: its thread domain */
+	int parents;			/* a PD: parent domains over it */
+};
+
+struct rxe2_td {
+	struct ibv_td ibtd;
+	int parents;
+};
+
+static inline struct rxe2_pd *to_rpd(struct ibv_pd *ibpd)
+{
+	return rxe2_container_of(ibpd, struct rxe2_pd, ibpd);
+}
+
+static inline struct rxe2_td *to_rtd(struct ibv_td *ibtd)
+{
+	return rxe2_container_of(ibtd, struct rxe2_td, ibtd);
+}
+
+/* objects made on this PD are used by one thread at a time: no locks */
+static inline bool rxe2_pd_single_thread(struct ibv_pd *ibpd)
+{
+	return to_rpd(ibpd)->td;
+}
+
 struct rxe2_cq {
 	struct verbs_cq vcq;		/* ibv_cq and ibv_cq_ex views */
 	pthread_spinlock_t lock;	/* serialises pollers */
@@ -235,6 +269,8 @@ struct rxe2_qp {
 	struct rxe2_ring rq;		/* absent (map == NULL) with an SRQ */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+	/* made on a parent domain with a thread domain: no locks */
+	bool single_thread;
 
 	/* what the kernel granted, the limits of every work request */
 	uint32_t max_send_sge;
@@ -256,6 +292,19 @@ struct rxe2_qp {
 	bool wr_cur_data;		/* a data setter seen for it */
 	uint64_t wr_cur_len;		/* bytes its data setter described */
 };
+
+/* the SQ's lock, unless a thread domain says one thread posts */
+static inline void rxe2_sq_lock(struct rxe2_qp *qp)
+{
+	if (!qp->single_thread)
+		pthread_spin_lock(&qp->sq_lock);
+}
+
+static inline void rxe2_sq_unlock(struct rxe2_qp *qp)
+{
+	if (!qp->single_thread)
+		pthread_spin_unlock(&qp->sq_lock);
+}
 
 static inline struct rxe2_qp *to_rqp(struct ibv_qp *ibqp)
 {
@@ -383,6 +432,12 @@ int rxe2_query_port(struct ibv_context *ibctx, uint8_t port_num,
 /* rxe2_pd.c */
 struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx);
 int rxe2_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_td *rxe2_alloc_td(struct ibv_context *ibctx,
+			     struct ibv_td_init_attr *attr);
+int rxe2_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *rxe2_alloc_parent_domain(struct ibv_context *ibctx,
+					struct ibv_parent_domain_init_attr *attr);
+int rxe2_dealloc_parent_domain(struct rxe2_pd *pd);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

@@ -95,9 +95,14 @@ err_free:
 static int rxe2_check_cq_init_attr(struct ibv_context *ibctx,
 				   const struct ibv_cq_init_attr_ex *attr)
 {
-	/* no parent domains, so IBV_CQ_INIT_ATTR_MASK_PD has nothing to name */
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
+	/* IBV_CQ_INIT_ATTR_MASK_PD names a parent domain of this context */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
+	     !to_rpd(attr->parent_domain)->protection))
+		return EINVAL;
 	/* no VLANs, flow tags or tag matching in a CQE */
 	if (attr->wc_flags & ~(uint64_t)RXE2_WC_EX_FLAGS)
 		return EOPNOTSUPP;
@@ -126,8 +131,12 @@ struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
 	cq = rxe2_cq_alloc(ibctx, attr->channel);
 	if (!cq)
 		return NULL;
-	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-			      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	/* one thread polls: the application says so, or its thread domain */
+	cq->single_threaded =
+		((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		 (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+		((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+		 rxe2_pd_single_thread(attr->parent_domain));
 	cq->wallclock = attr->wc_flags &
 			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 

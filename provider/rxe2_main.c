@@ -23,7 +23,9 @@ static void rxe2_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops rxe2_ctx_ops = {
 	.advise_mr = rxe2_advise_mr,
 	.alloc_mw = rxe2_alloc_mw,
+	.alloc_parent_domain = rxe2_alloc_parent_domain,
 	.alloc_pd = rxe2_alloc_pd,
+	.alloc_td = rxe2_alloc_td,
 	.attach_mcast = rxe2_attach_mcast,
 	.bind_mw = rxe2_bind_mw,
 	.create_ah = rxe2_create_ah,
@@ -34,6 +36,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.create_srq = rxe2_create_srq,
 	.dealloc_mw = rxe2_dealloc_mw,
 	.dealloc_pd = rxe2_dealloc_pd,
+	.dealloc_td = rxe2_dealloc_td,
 	.dereg_mr = rxe2_dereg_mr,
 	.destroy_ah = rxe2_destroy_ah,
 	.destroy_cq = rxe2_destroy_cq,

@@ -14,28 +14,34 @@ struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ibv_alloc_pd cmd = {};
 	struct ib_uverbs_alloc_pd_resp resp = {};
-	struct ibv_pd *pd;
+	struct rxe2_pd *pd;
 	int err;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
 
-	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+	err = ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (err) {
 		free(pd);
 		errno = err;
 		return NULL;
 	}
-	return pd;
+	return &pd->ibpd;
 }
 
-int rxe2_dealloc_pd(struct ibv_pd *pd)
+/* a PD, or a parent domain (rxe2_domain.c) */
+int rxe2_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct rxe2_pd *pd = to_rpd(ibpd);
 	int err;
 
-	err = ibv_cmd_dealloc_pd(pd);
+	if (pd->protection)
+		return rxe2_dealloc_parent_domain(pd);
+	if (__atomic_load_n(&pd->parents, __ATOMIC_ACQUIRE))
+		return EBUSY;
+	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err)
 		return err;
 	free(pd);
@@ -138,19 +144,19 @@ int rxe2_dereg_mr(struct verbs_mr *vmr)
  */
 struct ibv_pd *rxe2_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 {
-	struct ibv_pd *pd;
+	struct rxe2_pd *pd;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	pd->context = ibctx;
-	pd->handle = pd_handle;
-	return pd;
+	pd->ibpd.context = ibctx;
+	pd->ibpd.handle = pd_handle;
+	return &pd->ibpd;
 }
 
-void rxe2_unimport_pd(struct ibv_pd *pd)
+void rxe2_unimport_pd(struct ibv_pd *ibpd)
 {
-	free(pd);
+	free(to_rpd(ibpd));
 }
 
 struct ibv_mr *rxe2_import_mr(struct ibv_pd *pd, uint32_t mr_handle)

@@ -164,6 +164,7 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	qp->single_thread = rxe2_pd_single_thread(attr->pd);
 	err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	if (err)
 		goto err_free;
@@ -338,7 +339,8 @@ int rxe2_destroy_qp(struct ibv_qp *ibqp)
 /*
  * Write receive WQEs into a receive ring (a QP's RQ or an SRQ) and
  * publish the producer once, with release semantics; no system call.
- * The kernel's consumer (acquire) tells which slots it has taken.
+ * The kernel's consumer (acquire) tells which slots it has taken.  lock
+ * NULL: a thread domain's QP, whose one thread needs none.
  */
 int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
 			uint32_t max_sge, struct ibv_recv_wr *wr,
@@ -350,7 +352,8 @@ int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
 	int i, err = 0;
 
 	*bad_wr = NULL;
-	pthread_spin_lock(lock);
+	if (lock)
+		pthread_spin_lock(lock);
 	start = ring->mine;
 	for (; wr; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
@@ -379,7 +382,8 @@ int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
 	}
 	if (ring->mine != start)
 		rxe2_ring_publish(ring);
-	pthread_spin_unlock(lock);
+	if (lock)
+		pthread_spin_unlock(lock);
 
 	if (err)
 		*bad_wr = wr;
@@ -400,8 +404,9 @@ int rxe2_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	err = rxe2_post_recv_ring(&qp->rq, &qp->rq_lock, qp->max_recv_sge,
-				  wr, bad_wr);
+	err = rxe2_post_recv_ring(&qp->rq,
+				  qp->single_thread ? NULL : &qp->rq_lock,
+				  qp->max_recv_sge, wr, bad_wr);
 	/*
 	 * RXE2_RING_F_FLUSH: the QP is in the error state and the kernel
 	 * flushes receives only when the QP runs; the doorbell runs it.

@@ -367,7 +367,7 @@ static int rxe2_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	pthread_spin_lock(&qp->sq_lock);
+	rxe2_sq_lock(qp);
 	start = qp->sq.mine;
 	for (; wr; wr = wr->next) {
 		if (!room) {
@@ -386,7 +386,7 @@ static int rxe2_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	posted = qp->sq.mine - start;
 	if (posted)
 		rxe2_ring_publish(&qp->sq);
-	pthread_spin_unlock(&qp->sq_lock);
+	rxe2_sq_unlock(qp);
 
 	if (err)
 		*bad_wr = wr;
@@ -519,7 +519,7 @@ static void rxe2_wr_start(struct ibv_qp_ex *ibqpx)
 {
 	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
 
-	pthread_spin_lock(&qp->sq_lock);
+	rxe2_sq_lock(qp);
 	qp->wr_prod = qp->sq.mine;
 	qp->wr_room = 0;
 	qp->wr_cur = NULL;
@@ -541,7 +541,7 @@ static int rxe2_wr_complete(struct ibv_qp_ex *ibqpx)
 	}
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
-	pthread_spin_unlock(&qp->sq_lock);
+	rxe2_sq_unlock(qp);
 
 	if (posted)
 		err = rxe2_ring_doorbell(qp);
@@ -555,7 +555,7 @@ static void rxe2_wr_abort(struct ibv_qp_ex *ibqpx)
 	/* nothing past sq.mine was published: forgetting it is enough */
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
-	pthread_spin_unlock(&qp->sq_lock);
+	rxe2_sq_unlock(qp);
 }
 
 static void rxe2_wr_send(struct ibv_qp_ex *ibqpx)

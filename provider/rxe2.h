@@ -192,13 +192,15 @@ struct rxe2_ring {
  * A protection domain, or a parent domain (rxe2_domain.c): an ibv_pd
  * with the kernel handle of the PD it wraps, usable wherever a PD is.
  * parents and a thread domain's parents count the parent domains that
- * use them, which must go first (EBUSY).
+ * use them, users the QPs, CQs and SRQs made on a parent domain: they
+ * must go first (EBUSY).
  */
 struct rxe2_pd {
 	struct ibv_pd ibpd;
 	struct rxe2_pd *protection;	/* a parent domain: the PD it wraps */
 	struct rxe2_td *td;		/* a parent domain: its thread domain */
 	int parents;			/* a PD: parent domains over it */
+	int users;			/* a parent domain: objects on it */
 };
 
 struct rxe2_td {
@@ -233,6 +235,7 @@ struct rxe2_cq {
 	/* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK asked for */
 	bool wallclock;
 	int64_t wall_offset;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct rxe2_pd *parent;		/* IBV_CQ_INIT_ATTR_MASK_PD */
 };
 
 static inline struct rxe2_cq *to_rcq(struct ibv_cq *ibcq)
@@ -271,6 +274,7 @@ struct rxe2_qp {
 	pthread_spinlock_t rq_lock;
 	/* made on a parent domain with a thread domain: no locks */
 	bool single_thread;
+	struct rxe2_pd *parent;		/* the parent domain it was made on */
 
 	/* what the kernel granted, the limits of every work request */
 	uint32_t max_send_sge;
@@ -321,6 +325,7 @@ struct rxe2_srq {
 	struct rxe2_ring rq;
 	pthread_spinlock_t lock;
 	uint32_t max_sge;		/* granted */
+	struct rxe2_pd *parent;		/* the parent domain it was made on */
 };
 
 static inline struct rxe2_srq *to_rsrq(struct ibv_srq *ibsrq)
@@ -438,6 +443,8 @@ int rxe2_dealloc_td(struct ibv_td *ibtd);
 struct ibv_pd *rxe2_alloc_parent_domain(struct ibv_context *ibctx,
 					struct ibv_parent_domain_init_attr *attr);
 int rxe2_dealloc_parent_domain(struct rxe2_pd *pd);
+struct rxe2_pd *rxe2_parent_get(struct ibv_pd *ibpd);
+void rxe2_parent_put(struct rxe2_pd *parent);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

@@ -153,6 +153,8 @@ struct ibv_cq_ex *rxe2_create_cq_ex(struct ibv_context *ibctx,
 	if (err)
 		goto err_destroy;
 	rxe2_cq_install_ex_ops(cq);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		cq->parent = rxe2_parent_get(attr->parent_domain);
 	return &cq->vcq.cq_ex;
 
 err_destroy:
@@ -172,6 +174,7 @@ int rxe2_destroy_cq(struct ibv_cq *ibcq)
 	if (err)
 		return err;
 	rxe2_ring_unmap(&cq->ring);
+	rxe2_parent_put(cq->parent);
 	rxe2_cq_free(cq);
 	return 0;
 }

@@ -81,9 +81,28 @@ struct ibv_pd *rxe2_alloc_parent_domain(struct ibv_context *ibctx,
 /* ibv_dealloc_pd() of a parent domain: nothing of it is in the kernel */
 int rxe2_dealloc_parent_domain(struct rxe2_pd *pd)
 {
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
 	__atomic_fetch_sub(&pd->protection->parents, 1, __ATOMIC_ACQ_REL);
 	if (pd->td)
 		__atomic_fetch_sub(&pd->td->parents, 1, __ATOMIC_ACQ_REL);
 	free(pd);
 	return 0;
+}
+
+/* a QP, CQ or SRQ made on ibpd: a parent domain counts it until it goes */
+struct rxe2_pd *rxe2_parent_get(struct ibv_pd *ibpd)
+{
+	struct rxe2_pd *pd = to_rpd(ibpd);
+
+	if (!pd->protection)
+		return NULL;
+	__atomic_fetch_add(&pd->users, 1, __ATOMIC_ACQ_REL);
+	return pd;
+}
+
+void rxe2_parent_put(struct rxe2_pd *parent)
+{
+	if (parent)
+		__atomic_fetch_sub(&parent->users, 1, __ATOMIC_ACQ_REL);
 }

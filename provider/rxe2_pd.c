@@ -154,6 +154,7 @@ struct ibv_pd *rxe2_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 	return &pd->ibpd;
 }
 
+/* the application deallocates the parent domains over it first */
 void rxe2_unimport_pd(struct ibv_pd *ibpd)
 {
 	free(to_rpd(ibpd));

@@ -186,6 +186,7 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 	attr->cap = granted.cap;
 	if (max_inl_recv)
 		*max_inl_recv = rsp.max_inl_recv;
+	qp->parent = rxe2_parent_get(attr->pd);
 	return &qp->vqp.qp;
 
 err_unmap:
@@ -332,6 +333,7 @@ int rxe2_destroy_qp(struct ibv_qp *ibqp)
 	rxe2_ring_unmap(&qp->sq);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_spin_destroy(&qp->sq_lock);
+	rxe2_parent_put(qp->parent);
 	free(qp);
 	return 0;
 }

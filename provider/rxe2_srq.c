@@ -40,6 +40,7 @@ struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
 	srq->max_sge = granted.attr.max_sge;
 	attr->attr.max_wr = granted.attr.max_wr;
 	attr->attr.max_sge = granted.attr.max_sge;
+	srq->parent = rxe2_parent_get(ibpd);
 	return &srq->vsrq.srq;
 
 err_destroy:
@@ -106,6 +107,7 @@ int rxe2_destroy_srq(struct ibv_srq *ibsrq)
 		return err;
 	rxe2_ring_unmap(&srq->rq);
 	pthread_spin_destroy(&srq->lock);
+	rxe2_parent_put(srq->parent);
 	free(srq);
 	return 0;
 }

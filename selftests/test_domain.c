@@ -10,6 +10,7 @@
  * accepted but never called (rxe2 has no buffers of its own to allocate).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp.h"
@@ -113,10 +114,11 @@ static void test_traffic(struct dp_dev *d, struct ibv_pd *parent)
 	dp_fill(buf, 4096, 21);
 	dp_post_recv1(b, 1, buf + 8192, 4096, mr->lkey);
 	dp_post_send1(a, 2, IBV_WR_SEND, buf, 4096, pmr->lkey, 0, 0, 0);
-	tap_ret(dp_poll(cq, wc, 2, DP_WAIT_MS), 2,
-		"SEND from a parent-domain MR into a PD MR: two completions");
-	tap_ok(wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
-	       dp_verify(buf + 8192, 4096, 21) < 0, "SEND byte-exact");
+	if (tap_ret(dp_poll(cq, wc, 2, DP_WAIT_MS), 2,
+		    "SEND from a parent-domain MR into a PD MR: two completions"))
+		tap_ok(wc[0].status == IBV_WC_SUCCESS &&
+		       wc[1].status == IBV_WC_SUCCESS &&
+		       dp_verify(buf + 8192, 4096, 21) < 0, "SEND byte-exact");
 
 	dp_fill(buf + 8192, 4096, 22);
 	w = dp_want(3, IBV_WC_RDMA_WRITE);
@@ -125,11 +127,14 @@ static void test_traffic(struct dp_dev *d, struct ibv_pd *parent)
 	dp_expect(cq, &w, "WRITE from a PD MR to a parent-domain MR's rkey");
 	tap_ok(dp_verify(buf + 4096, 4096, 22) < 0, "WRITE byte-exact");
 
+	tap_ret_errno(ibv_dealloc_pd(parent), EBUSY,
+		      "ibv_dealloc_pd of a parent domain its QPs and CQ use -> EBUSY");
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
 	ibv_dereg_mr(pmr);
 	ibv_dereg_mr(mr);
+	free(buf);
 }
 
 int main(void)

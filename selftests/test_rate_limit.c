@@ -265,8 +265,12 @@ static void test_ud(void)
 	dp_qp_free(&b);
 }
 
-/* lifting the limit runs what the old one held back, at once (UC: no ACK
- * comes to run the QP again) */
+/*
+ * lifting the limit runs what the old one held back (UC: no ACK comes
+ * to run the QP again).  The modify kicks the QP; a pace timer still
+ * queued would too, one packet time later, so this catches a limit
+ * whose change cancels the timer and kicks nothing.
+ */
 static void test_lift(void)
 {
 	struct dp_wc_want w = dp_want(0x50, IBV_WC_RDMA_WRITE);

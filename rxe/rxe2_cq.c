@@ -456,6 +456,12 @@ int rxe2_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 		/* 64 bytes, or 256 with room for inline-receive data */
 		{ "cqe_size", cq->ring.slot_size, true },
 		{ "overflowed", READ_ONCE(cq->overflowed), true },
+		{ "timestamps", cq->timestamps, true },
+		/* ibv_modify_cq, when set */
+		{ "moder_count", READ_ONCE(cq->moder_count),
+		  cq->moder_count || cq->moder_period },
+		{ "moder_period_us", READ_ONCE(cq->moder_period),
+		  cq->moder_count || cq->moder_period },
 	};
 
 	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);

@@ -632,6 +632,8 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		/* the responder: the PSN it expects next */
 		{ "rq_psn", 0, ibqp->qp_type != IB_QPT_UD },
 		{ "rx_backlog", 0, true },
+		/* IBV_QP_RATE_LIMIT (rxe2_pace.c), when set */
+		{ "rate_kbps", 0, !!dp->rate_kbps },
 	};
 
 	if (ibqp->qp_type == IB_QPT_GSI || !mutex_trylock(&qp->state_lock))
@@ -646,6 +648,7 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	d[7].v = dp->srtt_us;
 	d[8].v = dp->resp_psn;
 	d[9].v = skb_queue_len(&dp->rx_queue);
+	d[10].v = dp->rate_kbps;
 	mutex_unlock(&qp->state_lock);
 	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);
 }

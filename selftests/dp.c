@@ -461,6 +461,14 @@ int dp_sh(const char *fmt, ...)
 	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
 }
 
+bool dp_res_detail(const char *dev, const char *res, const char *filter,
+		   const char *name, const char *v)
+{
+	return !dp_sh("rdma resource show %s %s %s%s %s -dd | "
+		      "grep -Eq ' drv_%s %s( |$)'", res, *filter ? "link" : "dev",
+		      dev, *filter ? "/1" : "", filter, name, v);
+}
+
 const char *dp_netdev(const struct dp_dev *d)
 {
 	static char name[64];

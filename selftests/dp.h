@@ -153,6 +153,14 @@ const char *dp_status_str(int status);
 /* Runs a shell command; returns its exit status (or -1). */
 int dp_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Whether `rdma resource show RES` of device DEV (port 1 and FILTER,
+ * e.g. "lqpn 17", when FILTER is not "") with -dd has the driver detail
+ * "NAME V" (the rdma tool prints it as drv_NAME) exactly.
+ */
+bool dp_res_detail(const char *dev, const char *res, const char *filter,
+		   const char *name, const char *v);
+
 /* Netdev carrying the device's port (first GID's ndev), or NULL. */
 const char *dp_netdev(const struct dp_dev *d);
 

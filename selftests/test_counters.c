@@ -219,12 +219,9 @@ static bool want_wc(struct ibv_cq *cq, uint64_t id, int opcode, int status,
 static void res_detail(const char *what, const char *dev, const char *res,
 		       const char *filter, const char *name, const char *v)
 {
-	int r = dp_sh("rdma resource show %s %s %s%s %s -dd | "
-		      "grep -Eq ' drv_%s %s( |$)'", res, *filter ? "link" : "dev",
-		      dev, *filter ? "/1" : "", filter, name, v);
-
-	tap_ok(!r, "%s: rdma resource show %s %s -dd: %s %s", what, res,
-	       filter, name, v);
+	tap_ok(dp_res_detail(dev, res, filter, name, v),
+	       "%s: rdma resource show %s %s -dd: %s %s", what, res, filter,
+	       name, v);
 }
 
 static void res_num(const char *what, const char *dev, const char *res,

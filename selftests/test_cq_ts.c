@@ -353,6 +353,13 @@ static void test_moderation(void)
 	rc_pair(cq, cq, &a, &b);
 	test_moderation_errors(cq);
 
+	tap_ret_errno(modify(cq, IBV_CQ_ATTR_MODERATE, 7, 1500), 0,
+		      "moderate: count 7, period 1500 us");
+	tap_ok(dp_res_detail(dev.name, "cq", "", "moder_count", "7") &&
+	       dp_res_detail(dev.name, "cq", "", "moder_period_us", "1500") &&
+	       dp_res_detail(dev.name, "cq", "", "timestamps", "1"),
+	       "rdma resource show cq -dd: moder_count 7, moder_period_us 1500, timestamps 1");
+
 	/* count 4: three completions raise nothing, the fourth the event */
 	moderated_writes(cq, a, 4, 0, 3, s, "count 4");
 	tap_ok(!wait_event(ch, 500), "count 4: no event after three completions");

@@ -135,8 +135,9 @@ static bool verify_soon(uint32_t seed)
 
 static void test_rc(void)
 {
-	struct dp_qp a, b;
 	double t, need = wire_time(LEN, PACED_KBPS);
+	struct dp_qp a, b;
+	char filter[32];
 
 	if (dp_rc_pair(&dev, &a, &b))
 		tap_bail("RC pair");
@@ -144,6 +145,9 @@ static void test_rc(void)
 
 	tap_ret_errno(set_rate(a.qp, PACED_KBPS, 0), 0,
 		      "RC: ibv_modify_qp_rate_limit %u kbps", PACED_KBPS);
+	snprintf(filter, sizeof(filter), "lqpn %u", a.qp->qp_num);
+	tap_ok(dp_res_detail(dev.name, "qp", filter, "rate_kbps", "8000"),
+	       "RC: rdma resource show qp -dd: rate_kbps 8000");
 	t = timed_write(&a, 11, 0x10);
 	tap_ok(t >= need * 0.95,
 	       "RC: %d KiB at %u kbps took %.3f s (payload alone needs %.3f s)",

@@ -2,8 +2,10 @@
 /*
  * inline_bench: small-SEND latency and message rate on one rxe2 device
  * (two RC QPs over its IPv4 RoCEv2 GID, loopback), with and without
- * inline-receive (rxe2dv_create_qp(3)).  perftest cannot create rxe2dv
- * QPs, hence this tool; `make bench` runs it (tools/bench).
+ * inline-receive (rxe2dv_create_qp(3)); and the message rate of QPs and
+ * CQs made on a parent domain with a thread domain (no provider locks)
+ * against ordinary ones.  perftest can create neither, hence this tool;
+ * `make bench` runs it (tools/bench).
  *
  *   inline_bench DEVICE [ITERS] [MESSAGES] [SIZE...]
  *
@@ -34,8 +36,17 @@ struct end {
 	char *buf;
 };
 
+/* what a run's QPs are */
+enum mode {
+	PLAIN,
+	INLINE_RECV,		/* rxe2dv_create_qp with inline-receive */
+	THREAD_DOMAIN,		/* QP and CQs on a parent domain with a TD */
+};
+
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
+static struct ibv_pd *pdom;	/* pd with a thread domain */
+static struct ibv_td *td;
 static union ibv_gid gid;
 static int gidx = -1;
 
@@ -76,7 +87,22 @@ static void find_gid(void)
 	die("no IPv4 GID");
 }
 
-static void make_end(struct end *e, bool inl)
+static struct ibv_cq *make_cq(int cqe, enum mode m)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = cqe,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+		.parent_domain = pdom,
+	};
+	struct ibv_cq_ex *cq;
+
+	if (m != THREAD_DOMAIN)
+		return ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	cq = ibv_create_cq_ex(ctx, &a);
+	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
+static void make_end(struct end *e, enum mode m)
 {
 	struct ibv_qp_init_attr_ex a = {
 		.qp_type = IBV_QPT_RC,
@@ -91,14 +117,16 @@ static void make_end(struct end *e, bool inl)
 		.max_inl_recv = 64,
 	};
 
-	e->scq = ibv_create_cq(ctx, 4 * SQ_WINDOW, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(ctx, 2 * RQ_DEPTH, NULL, NULL, 0);
+	e->scq = make_cq(4 * SQ_WINDOW, m);
+	e->rcq = make_cq(2 * RQ_DEPTH, m);
 	if (!e->scq || !e->rcq)
 		die("ibv_create_cq");
 	a.send_cq = e->scq;
 	a.recv_cq = e->rcq;
-	e->qp = inl ? rxe2dv_create_qp(ctx, &a, &dv, sizeof(dv)) :
-		      ibv_create_qp_ex(ctx, &a);
+	if (m == THREAD_DOMAIN)
+		a.pd = pdom;
+	e->qp = m == INLINE_RECV ? rxe2dv_create_qp(ctx, &a, &dv, sizeof(dv)) :
+				   ibv_create_qp_ex(ctx, &a);
 	if (!e->qp)
 		die("create QP");
 	e->buf = calloc(1, BUF * 2);
@@ -211,12 +239,12 @@ static void poll_n(struct ibv_cq *cq, int n)
 	}
 }
 
-static void setup(struct end *a, struct end *b, bool inl)
+static void setup(struct end *a, struct end *b, enum mode m)
 {
 	int i;
 
-	make_end(a, inl);
-	make_end(b, inl);
+	make_end(a, m);
+	make_end(b, m);
 	connect_to(a, b->qp->qp_num);
 	connect_to(b, a->qp->qp_num);
 	for (i = 0; i < RQ_DEPTH; i++) {
@@ -226,13 +254,13 @@ static void setup(struct end *a, struct end *b, bool inl)
 }
 
 /* half the mean round trip, in microseconds */
-static double latency(uint32_t size, int iters, bool inl)
+static double latency(uint32_t size, int iters, enum mode m)
 {
 	struct end a, b;
 	double t0 = 0;
 	int i;
 
-	setup(&a, &b, inl);
+	setup(&a, &b, m);
 	for (i = -iters / 10; i < iters; i++) {
 		/* one signalled send in 16 keeps the SQ and the CQ short */
 		bool sig = (i & 15) == 15;
@@ -257,13 +285,13 @@ static double latency(uint32_t size, int iters, bool inl)
 }
 
 /* messages per second, in thousands */
-static double rate(uint32_t size, int msgs, bool inl)
+static double rate(uint32_t size, int msgs, enum mode m)
 {
 	struct end a, b;
 	int sent = 0, got = 0, outstanding = 0;
 	double t0;
 
-	setup(&a, &b, inl);
+	setup(&a, &b, m);
 	t0 = now_us();
 	while (got < msgs) {
 		int r;
@@ -307,20 +335,20 @@ static double median(double *v)
 }
 
 /*
- * One table row: ROUNDS runs with ordinary QPs ("off") and with
- * inline-receive ("on"), alternating so that neither gets the better
- * stretch of a shared host; the medians and their ratio.
+ * One table row: ROUNDS runs with ordinary QPs ("off") and with mode m
+ * ("on"), alternating so that neither gets the better stretch of a
+ * shared host; the medians and their ratio.
  */
 static void row(const char *what, const char *unit, int decimals,
-		double (*measure)(uint32_t size, int count, bool inl),
-		uint32_t size, int count)
+		double (*measure)(uint32_t size, int count, enum mode m),
+		enum mode m, uint32_t size, int count)
 {
 	double off[ROUNDS], on[ROUNDS];
 	int r;
 
 	for (r = 0; r < ROUNDS; r++) {
-		off[r] = measure(size, count, false);
-		on[r] = measure(size, count, true);
+		off[r] = measure(size, count, PLAIN);
+		on[r] = measure(size, count, m);
 	}
 	printf("| %s | %u | %s | %.*f | %.*f | %.2f |\n", what, size, unit,
 	       decimals, median(off), decimals, median(on),
@@ -362,13 +390,26 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		die("ibv_alloc_pd");
+	td = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 });
+	pdom = td ? ibv_alloc_parent_domain(ctx,
+			&(struct ibv_parent_domain_init_attr){ .pd = pd,
+							       .td = td }) :
+		    NULL;
+	if (!pdom)
+		die("thread domain");
 	find_gid();
 
 	for (i = 0; i < nsizes; i++)
-		row("send latency (half RTT)", "usec", 2, latency, sizes[i],
-		    iters);
+		row("send latency (half RTT)", "usec", 2, latency, INLINE_RECV,
+		    sizes[i], iters);
 	for (i = 0; i < nsizes; i++)
-		row("send message rate", "kmsg/s", 1, rate, sizes[i], msgs);
+		row("send message rate", "kmsg/s", 1, rate, INLINE_RECV,
+		    sizes[i], msgs);
+	/* "on" here: QP and CQs on the thread domain, no inline-receive */
+	row("send message rate, thread domain", "kmsg/s", 1, rate,
+	    THREAD_DOMAIN, sizes[0], msgs);
+	ibv_dealloc_pd(pdom);
+	ibv_dealloc_td(td);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return 0;

@@ -193,6 +193,38 @@ int dp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
 	return got;
 }
 
+int dp_poll_ex(struct ibv_cq_ex *cq, int n,
+	       void (*read)(struct ibv_cq_ex *cq, int k, void *arg), void *arg)
+{
+	struct ibv_poll_cq_attr pa = { 0 };
+	uint64_t end = dp_now_ms() + DP_WAIT_MS;
+	int k = 0, r;
+
+	while (k < n) {
+		r = ibv_start_poll(cq, &pa);
+		if (r == ENOENT) {
+			if (dp_now_ms() > end)
+				break;
+			usleep(200);
+			continue;
+		}
+		if (r) {
+			tap_diag("  start_poll: %s", strerror(r));
+			break;
+		}
+		do {
+			read(cq, k++, arg);
+			r = k < n ? ibv_next_poll(cq) : ENOENT;
+		} while (!r);
+		ibv_end_poll(cq);
+		if (r != ENOENT) {
+			tap_diag("  next_poll: %s", strerror(r));
+			break;
+		}
+	}
+	return k;
+}
+
 int dp_poll_none(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 {
 	int r;

@@ -82,6 +82,15 @@ bool dp_async_event(struct dp_dev *d, struct ibv_async_event *ev, int ms);
  */
 int dp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms);
 
+/*
+ * Extended polling (ibv_start_poll / next_poll / end_poll): up to n
+ * completions of cq within DP_WAIT_MS, in as few sequences as they come;
+ * read(cq, k, arg) takes the kth from the CQ's current entry.  Returns
+ * how many were read.
+ */
+int dp_poll_ex(struct ibv_cq_ex *cq, int n,
+	       void (*read)(struct ibv_cq_ex *cq, int k, void *arg), void *arg);
+
 /* Sleeps for ms, then returns the number of completions found (>= 0). */
 int dp_poll_none(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
 

@@ -31,45 +31,25 @@ struct got {
 	unsigned int flags;
 };
 
+static void read_got(struct ibv_cq_ex *cq, int k, void *arg)
+{
+	struct got *g = (struct got *)arg + k;
+
+	g->wr_id = cq->wr_id;
+	g->status = cq->status;
+	g->opcode = ibv_wc_read_opcode(cq);
+	g->byte_len = ibv_wc_read_byte_len(cq);
+	g->qp_num = ibv_wc_read_qp_num(cq);
+	g->src_qp = ibv_wc_read_src_qp(cq);
+	g->flags = ibv_wc_read_wc_flags(cq);
+	g->imm = g->flags & IBV_WC_WITH_IMM ?
+		 be32toh(ibv_wc_read_imm_data(cq)) : 0;
+}
+
 /* Collects n completions within the deadline in as few batches as come. */
 static int collect(struct ibv_cq_ex *cq, struct got *g, int n)
 {
-	struct ibv_poll_cq_attr pa = { 0 };
-	uint64_t end = dp_now_ms() + DP_WAIT_MS;
-	int k = 0, r;
-
-	while (k < n) {
-		r = ibv_start_poll(cq, &pa);
-		if (r == ENOENT) {
-			if (dp_now_ms() > end)
-				break;
-			usleep(200);
-			continue;
-		}
-		if (r) {
-			tap_diag("  start_poll: %s", strerror(r));
-			break;
-		}
-		do {
-			g[k].wr_id = cq->wr_id;
-			g[k].status = cq->status;
-			g[k].opcode = ibv_wc_read_opcode(cq);
-			g[k].byte_len = ibv_wc_read_byte_len(cq);
-			g[k].qp_num = ibv_wc_read_qp_num(cq);
-			g[k].src_qp = ibv_wc_read_src_qp(cq);
-			g[k].flags = ibv_wc_read_wc_flags(cq);
-			g[k].imm = g[k].flags & IBV_WC_WITH_IMM ?
-				   be32toh(ibv_wc_read_imm_data(cq)) : 0;
-			k++;
-			r = k < n ? ibv_next_poll(cq) : ENOENT;
-		} while (!r);
-		ibv_end_poll(cq);
-		if (r != ENOENT) {
-			tap_diag("  next_poll: %s", strerror(r));
-			break;
-		}
-	}
-	return k;
+	return dp_poll_ex(cq, n, read_got, g);
 }
 
 static void check(const struct got *g, uint64_t wr_id, int opcode,

@@ -78,36 +78,28 @@ struct stamp {
 	int status;
 };
 
+struct stamps {
+	struct stamp *st;
+	bool wall;
+};
+
+static void read_stamp(struct ibv_cq_ex *cq, int k, void *arg)
+{
+	struct stamps *s = arg;
+
+	s->st[k].wr_id = cq->wr_id;
+	s->st[k].status = cq->status;
+	s->st[k].ts = ibv_wc_read_completion_ts(cq);
+	s->st[k].wall = s->wall ? ibv_wc_read_completion_wallclock_ns(cq) : 0;
+}
+
 /* Up to n completions within the deadline, with their stamps */
 static int collect(struct ibv_cq_ex *cq, struct stamp *st, int n,
 		   bool wall)
 {
-	struct ibv_poll_cq_attr pa = { 0 };
-	uint64_t end = dp_now_ms() + DP_WAIT_MS;
-	int k = 0, r;
+	struct stamps s = { .st = st, .wall = wall };
 
-	while (k < n && dp_now_ms() <= end) {
-		r = ibv_start_poll(cq, &pa);
-		if (r == ENOENT) {
-			usleep(200);
-			continue;
-		}
-		if (r) {
-			tap_diag("  start_poll: %s", strerror(r));
-			break;
-		}
-		do {
-			st[k].wr_id = cq->wr_id;
-			st[k].status = cq->status;
-			st[k].ts = ibv_wc_read_completion_ts(cq);
-			st[k].wall = wall ?
-				ibv_wc_read_completion_wallclock_ns(cq) : 0;
-			k++;
-			r = k < n ? ibv_next_poll(cq) : ENOENT;
-		} while (!r);
-		ibv_end_poll(cq);
-	}
-	return k;
+	return dp_poll_ex(cq, n, read_stamp, &s);
 }
 
 static void test_caps(void)

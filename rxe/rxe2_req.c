@@ -484,9 +484,6 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 			break;
 		if (rc && !rxe2_cc_may_send(qp))
 			break;
-		/* ahead of its rate: the pace timer runs the QP again */
-		if (dp->rate_kbps && !rxe2_pace_may_send(qp))
-			break;
 		if (*budget <= 0) {
 			rxe2_qp_kick(qp);
 			return;
@@ -525,6 +522,12 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 				break;
 			continue;
 		}
+		/*
+		 * Ahead of its rate: the pace timer runs the QP again.  Only
+		 * packets wait; local operations and go-back-N's skips do not.
+		 */
+		if (dp->rate_kbps && !rxe2_pace_may_send(qp))
+			break;
 		status = rxe2_req_packet(qp, idx);
 		if (status < 0)
 			break;	/* no memory: the retry timer comes back */

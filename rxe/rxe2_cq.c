@@ -49,7 +49,7 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return ret;
 	cq->is_user = !!udata;
 	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
-	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	cq->moder_timer.function = rxe2_cq_moder_expired;
 	/* producer - consumer may reach num_slots: every slot is usable */
 	ibcq->cqe = cq->ring.num_slots;
@@ -150,6 +150,12 @@ static void rxe2_cq_event_due(struct rxe2_cq *cq)
 	hrtimer_try_to_cancel(&cq->moder_timer);
 }
 
+/* when the running wait's period ends; caller holds ring.lock */
+static ktime_t rxe2_cq_moder_end(const struct rxe2_cq *cq)
+{
+	return ktime_add_us(cq->moder_start, cq->moder_period);
+}
+
 /* caller holds ring.lock: a CQE the arm asked for was written */
 static void rxe2_cq_arm_hit(struct rxe2_cq *cq)
 {
@@ -166,8 +172,8 @@ static void rxe2_cq_arm_hit(struct rxe2_cq *cq)
 	}
 	if (cq->moder_seen == 1 && cq->moder_period) {
 		cq->moder_start = ktime_get();
-		hrtimer_start(&cq->moder_timer, ns_to_ktime((u64)cq->moder_period * NSEC_PER_USEC),
-			      HRTIMER_MODE_REL_SOFT);
+		hrtimer_start(&cq->moder_timer, rxe2_cq_moder_end(cq),
+			      HRTIMER_MODE_ABS_SOFT);
 	}
 }
 
@@ -188,7 +194,7 @@ static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer)
 	ktime_t end;
 
 	spin_lock_irqsave(&cq->ring.lock, flags);
-	end = ktime_add_us(cq->moder_start, cq->moder_period);
+	end = rxe2_cq_moder_end(cq);
 	if (!hrtimer_is_queued(timer) && cq->moder_seen && cq->notify) {
 		if (ktime_before(ktime_get(), end)) {
 			hrtimer_set_expires(timer, end);

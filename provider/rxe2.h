@@ -17,6 +17,9 @@
 #include "rxe2-abi.h"
 #endif
 
+/* the port's max_msg_sz: the largest message, and the largest FLUSH range */
+#define RXE2_MAX_MSG_SIZE 0x80000000u
+
 #define rxe2_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -91,6 +94,12 @@ struct rxe2_reg_mr_req {
 	struct rxe2_reg_mr_cmd drv;
 };
 
+/* rereg_mr: only access_ex (the FLUSH access bits, rxe2_pd.c) */
+struct rxe2_rereg_mr_req {
+	struct ibv_rereg_mr ibv_cmd;
+	struct rxe2_reg_mr_cmd drv;
+};
+
 struct rxe2_reg_mr_rsp {
 	struct ib_uverbs_reg_mr_resp ibv_resp;
 	struct rxe2_reg_mr_resp drv;
@@ -112,6 +121,7 @@ RXE2_PIN_UDATA(struct rxe2_resize_cq_rsp, struct ib_uverbs_resize_cq_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_modify_srq_req, struct ibv_modify_srq, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_req, struct ibv_create_qp, drv);
+RXE2_PIN_UDATA(struct rxe2_rereg_mr_req, struct ibv_rereg_mr, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_rsp, struct ib_uverbs_create_qp_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_ex_req, struct ibv_create_qp_ex, drv);
@@ -508,6 +518,9 @@ int rxe2_post_recv_ring(struct rxe2_ring *ring, pthread_spinlock_t *lock,
 /* rxe2_send.c */
 int rxe2_send_check_attr(const struct ibv_qp_init_attr_ex *attr);
 int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr);
+void rxe2_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+		   uint64_t remote_addr, size_t len, uint8_t type,
+		   uint8_t level);
 int rxe2_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int rxe2_ring_doorbell(struct rxe2_qp *qp);

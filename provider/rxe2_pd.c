@@ -48,11 +48,17 @@ int rxe2_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/*
+ * IBTA 1.5's FLUSH access bits travel as driver data: the core of Linux
+ * 6.1 refuses them in the access flags before the driver sees them.
+ */
+#define RXE2_ACCESS_EX (RXE2_ACCESS_FLUSH_GLOBAL | RXE2_ACCESS_FLUSH_PERSISTENT)
+
 /* libibverbs requires a full verbs_mr: it reads mr_type and access. */
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access)
 {
-	struct ibv_reg_mr cmd = {};
+	struct rxe2_reg_mr_req req = {};
 	struct ib_uverbs_reg_mr_resp resp = {};
 	struct rxe2_mr *mr;
 	int err;
@@ -61,13 +67,18 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	if (!mr)
 		return NULL;
 
-	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd,
-			     sizeof(cmd), &resp, sizeof(resp));
+	req.drv.access_ex = access & RXE2_ACCESS_EX;
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access & ~RXE2_ACCESS_EX,
+			     &mr->vmr, &req.ibv_cmd,
+			     req.drv.access_ex ? sizeof(req) :
+						 sizeof(req.ibv_cmd),
+			     &resp, sizeof(resp));
 	if (err) {
 		free(mr);
 		errno = err;
 		return NULL;
 	}
+	mr->vmr.access = access;
 	return &mr->vmr.ibv_mr;
 }
 
@@ -82,7 +93,7 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access)
 {
-	struct ibv_rereg_mr cmd = {};
+	struct rxe2_rereg_mr_req req = {};
 	struct ib_uverbs_rereg_mr_resp resp = {};
 	int err;
 
@@ -91,9 +102,13 @@ int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		errno = EINVAL;
 		return EINVAL;
 	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		req.drv.access_ex = access & RXE2_ACCESS_EX;
 	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
-			       access, pd, &cmd, sizeof(cmd), &resp,
-			       sizeof(resp));
+			       access & ~RXE2_ACCESS_EX, pd, &req.ibv_cmd,
+			       req.drv.access_ex ? sizeof(req) :
+						   sizeof(req.ibv_cmd),
+			       &resp, sizeof(resp));
 	if (err) {
 		errno = err;
 		return err;

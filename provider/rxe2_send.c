@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "rxe2.h"
+#include "rxe2dv.h"
 
 /* The WQE carries the libibverbs values; they are the uverbs ones. */
 #define RXE2_SAME_OPCODE(op)						\
@@ -30,6 +31,9 @@ RXE2_SAME_OPCODE(ATOMIC_FETCH_AND_ADD);
 RXE2_SAME_OPCODE(LOCAL_INV);
 RXE2_SAME_OPCODE(SEND_WITH_INV);
 RXE2_SAME_OPCODE(BIND_MW);
+_Static_assert((int)IBV_WR_ATOMIC_WRITE == RXE2_WR_ATOMIC_WRITE &&
+	       (int)IBV_WC_ATOMIC_WRITE == RXE2_WC_ATOMIC_WRITE,
+	       "libibverbs 44 and Linux 6.2 values of ATOMIC_WRITE");
 #define RXE2_PIN_DB(field)						\
 	_Static_assert(offsetof(struct rxe2_doorbell_cmd, core.field) ==	\
 		       sizeof(struct ib_uverbs_cmd_hdr) +			\
@@ -78,6 +82,13 @@ _Static_assert(sizeof(struct ib_uverbs_post_send_resp) == 4,
 			     RXE2_OP(IBV_WR_RDMA_WRITE_WITH_IMM))
 #define RXE2_ATOMIC_OPCODES (RXE2_OP(IBV_WR_ATOMIC_CMP_AND_SWP) |	\
 			     RXE2_OP(IBV_WR_ATOMIC_FETCH_AND_ADD))
+/*
+ * IBTA 1.5 ATOMIC WRITE and FLUSH, RC only.  The ibv_qp_ex builder
+ * alone posts them: ibv_send_wr has no field for the 8 bytes or the
+ * placement type, so ibv_post_send() refuses them (EINVAL).
+ */
+#define RXE2_PLACEMENT_OPCODES (RXE2_OP(IBV_WR_ATOMIC_WRITE) |		\
+				RXE2_OP(RXE2_WR_FLUSH))
 
 #define RXE2_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |		\
 			 IBV_SEND_SOLICITED | IBV_SEND_INLINE)
@@ -97,6 +108,8 @@ static const struct {
 	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
 	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
 	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
+	{ IBV_QP_EX_WITH_ATOMIC_WRITE, IBV_WR_ATOMIC_WRITE },
+	{ RXE2DV_QP_EX_WITH_FLUSH, (enum ibv_wr_opcode)RXE2_WR_FLUSH },
 };
 
 static uint32_t rxe2_qp_type_opcodes(enum ibv_qp_type type)
@@ -655,7 +668,8 @@ static struct rxe2_send_wqe *rxe2_wr_data_wqe(struct rxe2_qp *qp)
 	struct rxe2_send_wqe *wqe = rxe2_wr_cur(qp);
 
 	if (wqe && (wqe->opcode == IBV_WR_LOCAL_INV ||
-		    wqe->opcode == IBV_WR_BIND_MW)) {
+		    wqe->opcode == IBV_WR_BIND_MW ||
+		    (RXE2_OP(wqe->opcode) & RXE2_PLACEMENT_OPCODES))) {
 		rxe2_wr_fail(qp, EINVAL);
 		return NULL;
 	}
@@ -791,16 +805,49 @@ static void rxe2_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx, uint32_t remote_srqn)
 	rxe2_wr_fail(to_rqp_ex(ibqpx), EOPNOTSUPP);
 }
 
+/* the 8 bytes at atomic_wr land at remote_addr as they are, in one store */
 static void rxe2_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 				 uint64_t remote_addr, const void *atomic_wr)
 {
-	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
+	struct rxe2_send_wqe *wqe = rxe2_wr_new(ibqpx, IBV_WR_ATOMIC_WRITE);
 
-	(void)rkey;
-	(void)remote_addr;
-	(void)atomic_wr;
-	rxe2_wr_close_cur(qp);
-	rxe2_wr_fail(qp, EOPNOTSUPP);
+	if (!wqe)
+		return;
+	wqe->wr.atomic_write.remote_addr = remote_addr;
+	wqe->wr.atomic_write.rkey = rkey;
+	memcpy(wqe->wr.atomic_write.data, atomic_wr, 8);
+}
+
+/*
+ * rxe2dv_wr_flush(): libibverbs 44 has no ibv_wr_flush.  Global
+ * visibility only; persistence is a capability rxe2 does not have.
+ */
+void rxe2_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+		   uint64_t remote_addr, size_t len, uint8_t type,
+		   uint8_t level)
+{
+	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
+	struct rxe2_send_wqe *wqe;
+
+	if (type & ~(RXE2_FLUSH_GLOBAL | RXE2_FLUSH_PERSISTENT) || !type ||
+	    level > RXE2_FLUSH_MR || len > RXE2_MAX_MSG_SIZE) {
+		rxe2_wr_close_cur(qp);
+		rxe2_wr_fail(qp, EINVAL);
+		return;
+	}
+	if (type != RXE2_FLUSH_GLOBAL) {
+		rxe2_wr_close_cur(qp);
+		rxe2_wr_fail(qp, EOPNOTSUPP);
+		return;
+	}
+	wqe = rxe2_wr_new(ibqpx, (enum ibv_wr_opcode)RXE2_WR_FLUSH);
+	if (!wqe)
+		return;
+	wqe->wr.flush.remote_addr = remote_addr;
+	wqe->wr.flush.length = len;
+	wqe->wr.flush.rkey = rkey;
+	wqe->wr.flush.type = type;
+	wqe->wr.flush.level = level;
 }
 
 /* ------------------------------------------------------------------ */
@@ -823,7 +870,9 @@ static int rxe2_send_ops_opcodes(uint64_t send_ops, enum ibv_qp_type type,
 			send_ops &= ~rxe2_send_ops[i].flag;
 		}
 	}
-	if (send_ops || (ops & ~rxe2_qp_type_opcodes(type)))
+	if (send_ops || (ops & ~(rxe2_qp_type_opcodes(type) |
+				 (type == IBV_QPT_RC ?
+				  RXE2_PLACEMENT_OPCODES : 0))))
 		return EOPNOTSUPP;
 	*opcodes = ops;
 	return 0;

@@ -72,6 +72,20 @@ bool rxe2dv_is_supported(struct ibv_device *device)
 	return rxe2dv_sysfs_is_rxe2(device);
 }
 
+/*
+ * Like ibv_wr_flush() of rdma-core 45: an error (not an rxe2 QP, a QP
+ * made without RXE2DV_QP_EX_WITH_FLUSH, a bad type or level) fails the
+ * batch, and ibv_wr_complete() returns it.
+ */
+void rxe2dv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey,
+		     uint64_t remote_addr, size_t len, uint8_t type,
+		     uint8_t level)
+{
+	if (!qp || !rxe2_is_rxe2_context(qp->qp_base.context))
+		return;
+	rxe2_wr_flush(qp, rkey, remote_addr, len, type, level);
+}
+
 int rxe2dv_query_device(struct ibv_context *context,
 			struct rxe2dv_device_attr *attr, uint32_t inlen)
 {

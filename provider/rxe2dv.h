@@ -45,6 +45,31 @@ struct rxe2dv_device_attr {
 int rxe2dv_query_device(struct ibv_context *context,
 			struct rxe2dv_device_attr *attr, uint32_t inlen);
 
+/* ---- IBTA 1.5 FLUSH: rxe2dv_wr_flush(3) ---- */
+
+/*
+ * libibverbs 44 has no ibv_wr_flush(); these are the values rdma-core
+ * 45 gives its send_ops_flags bit and enums.
+ */
+#define RXE2DV_QP_EX_WITH_FLUSH (1ULL << 11)
+
+enum rxe2dv_flush_type {
+	RXE2DV_FLUSH_GLOBAL = 1,
+	RXE2DV_FLUSH_PERSISTENT = 2,
+};
+
+enum rxe2dv_flush_level {
+	RXE2DV_FLUSH_RANGE = 0,
+	RXE2DV_FLUSH_MR = 1,
+};
+
+/* MR and QP access bit for the target of a FLUSH (IBV_ACCESS_FLUSH_GLOBAL) */
+#define RXE2DV_ACCESS_FLUSH_GLOBAL (1 << 8)
+
+void rxe2dv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey,
+		     uint64_t remote_addr, size_t len, uint8_t type,
+		     uint8_t level);
+
 /* ---- interconnect ids of a memory region: rxe2dv_query_mr(3) ---- */
 
 /* Bits of rxe2dv_mr_attr.ic_id_validity */

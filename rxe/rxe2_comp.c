@@ -26,6 +26,10 @@ static u32 rxe2_wc_opcode(u32 op)
 		return IB_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case RXE2_WR_ATOMIC_WRITE:
+		return RXE2_WC_ATOMIC_WRITE;
+	case RXE2_WR_FLUSH:
+		return RXE2_WC_FLUSH;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
@@ -429,6 +433,14 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			.num = w->num_sge,
 		};
 
+		/* ATOMIC WRITE and FLUSH: an empty READ response only */
+		if (w->opcode == RXE2_WR_ATOMIC_WRITE ||
+		    w->opcode == RXE2_WR_FLUSH) {
+			if (!first || !last || pkt->paylen)
+				return;
+			info->state = RXE2_WQE_DONE;
+			goto done;
+		}
 		if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 			return;
 		off = d * dp->mtu;
@@ -453,6 +465,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (last)
 			info->state = RXE2_WQE_DONE;
 	}
+done:
 	dp->comp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
 	rxe2_comp_progress(qp, pkt->psn);
 	rxe2_comp_retire(qp);

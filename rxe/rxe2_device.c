@@ -66,7 +66,8 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,
 	 * IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV, which nvme-rdma and
 	 * other kernel consumers require.  MEM_WINDOW, TYPE_2B: memory
-	 * windows of type 1 and 2B (rxe2_mw.c).
+	 * windows of type 1 and 2B (rxe2_mw.c).  IBTA 1.5 ATOMIC WRITE and
+	 * FLUSH with global placement (rxe2_place.c); not persistent.
 	 */
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SYS_IMAGE_GUID |
@@ -74,7 +75,9 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IB_DEVICE_SRQ_RESIZE |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
-			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      RXE2_DEVICE_ATOMIC_WRITE |
+			      RXE2_DEVICE_FLUSH_GLOBAL;
 	/*
 	 * rdma link delete; ODP MRs (rxe2_odp.c); UD QPs that do not hear
 	 * their own multicast (rxe2_mcast.c)

@@ -54,7 +54,7 @@ struct rxe2_pkt {
 	struct sk_buff *skb;
 	u8 *hdr;		/* the BTH */
 	u8 opcode;
-	u16 flags;		/* enum rxe2_opf */
+	u32 flags;		/* enum rxe2_opf */
 	bool ackreq;
 	bool se;
 	bool ipv6;
@@ -213,6 +213,17 @@ void rxe2_resp_reset(struct rxe2_qp *qp);
 void rxe2_resp_drop_holds(struct rxe2_qp *qp);
 void rxe2_resp_read_cont(struct rxe2_qp *qp);
 void rxe2_send_ack(struct rxe2_qp *qp, u8 syndrome, u32 psn);
+void rxe2_send_empty_read_resp(struct rxe2_qp *qp, u32 psn);
+void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 nak,
+		     int status);
+struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
+			     u32 rkey, u64 *va, u32 len, int access);
+void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+			bool placement, u64 orig);
+void rxe2_atomic_store(u64 *p, u64 v);
+
+/* rxe2_place.c: IBTA 1.5 ATOMIC WRITE and FLUSH at the responder */
+void rxe2_resp_placement(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 
 static inline struct rxe2_send_wqe *rxe2_swqe(struct rxe2_qp *qp, u32 idx)
 {

@@ -81,6 +81,18 @@ struct rxe2_atmack {
 	__be64 orig;
 } __packed;
 
+/*
+ * FLUSH Extended Transport Header (IBTA 1.5), 4 bytes: placement type
+ * in bits 3..0, selectivity level in bits 5..4, the rest reserved.
+ */
+struct rxe2_feth {
+	__be32 bits;
+};
+
+#define RXE2_FETH_PLT_MASK	0x0f
+#define RXE2_FETH_SEL_SHIFT	4
+#define RXE2_FETH_SEL_MASK	0x30
+
 /* Datagram Extended Transport Header, 8 bytes */
 struct rxe2_deth {
 	__be32 qkey;
@@ -119,6 +131,8 @@ enum rxe2_opcode {
 	RXE2_OP_FETCH_ADD		= 0x14,
 	RXE2_OP_SEND_LAST_INV		= 0x16,
 	RXE2_OP_SEND_ONLY_INV		= 0x17,
+	RXE2_OP_FLUSH			= 0x1c,	/* IBTA 1.5, RC only */
+	RXE2_OP_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5, RC only */
 };
 
 /* what an opcode carries and means (rxe2_rx.c holds the table) */
@@ -139,17 +153,19 @@ enum rxe2_opf {
 	RXE2_OPF_READ		= 1 << 13,
 	RXE2_OPF_ATOMIC		= 1 << 14,
 	RXE2_OPF_VALID		= 1 << 15,
+	RXE2_OPF_FETH		= 1 << 16,
+	RXE2_OPF_PLACE		= 1 << 17,	/* ATOMIC WRITE or FLUSH */
 };
 
 struct rxe2_opinfo {
-	u16 flags;		/* enum rxe2_opf */
+	u32 flags;		/* enum rxe2_opf */
 	u8 hdr_len;		/* BTH and every extended header */
 };
 
 extern const struct rxe2_opinfo rxe2_opinfo[256];
 
 /* offsets of the extended headers after the BTH, in wire order */
-static inline unsigned int rxe2_ext_off(u16 flags, enum rxe2_opf which)
+static inline unsigned int rxe2_ext_off(u32 flags, enum rxe2_opf which)
 {
 	unsigned int off = sizeof(struct rxe2_bth);
 
@@ -157,6 +173,11 @@ static inline unsigned int rxe2_ext_off(u16 flags, enum rxe2_opf which)
 		return off;
 	if (flags & RXE2_OPF_DETH)
 		off += sizeof(struct rxe2_deth);
+	/* FLUSH: the FETH comes before the RETH */
+	if (which == RXE2_OPF_FETH)
+		return off;
+	if (flags & RXE2_OPF_FETH)
+		off += sizeof(struct rxe2_feth);
 	if (which == RXE2_OPF_RETH)
 		return off;
 	if (flags & RXE2_OPF_RETH)

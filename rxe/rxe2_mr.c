@@ -63,7 +63,8 @@ static struct rxe2_mr *to_rmr(struct ib_mr *ibmr)
 /* what an MR may grant; IB_ACCESS_OPTIONAL bits are hints we may ignore */
 #define RXE2_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND | \
+			 RXE2_ACCESS_FLUSH_GLOBAL)
 
 int rxe2_mr_check_access(int access)
 {
@@ -73,6 +74,9 @@ int rxe2_mr_check_access(int access)
 	 * MR faults whole huge pages when its range is hugetlbfs memory.
 	 */
 	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
+	/* no persistent memory behind a software device (see rxe2_place.c) */
+	if (access & RXE2_ACCESS_FLUSH_PERSISTENT)
+		return -EOPNOTSUPP;
 	if (access & ~RXE2_MR_ACCESS)
 		return -EINVAL;
 	/* IBTA: remote write or atomic needs local write (ib_core agrees) */
@@ -270,6 +274,30 @@ static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
 }
 
 /*
+ * The access bits librxe2 sends as driver data (struct rxe2_reg_mr_cmd
+ * access_ex): 6.1's ib_check_mr_access() refuses FLUSH_GLOBAL in the
+ * access flags.  Only those bits; the rest of the command is the
+ * caller's to check.
+ */
+static int rxe2_mr_access_ex(struct ib_udata *udata, int *access)
+{
+	struct rxe2_reg_mr_cmd cmd;
+	int ret;
+
+	if (!udata || !udata->inlen)
+		return 0;
+	ret = rxe2_udata_read_cmd(udata, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	if (cmd.reserved ||
+	    (cmd.access_ex & ~(RXE2_ACCESS_FLUSH_GLOBAL |
+			       RXE2_ACCESS_FLUSH_PERSISTENT)))
+		return -EINVAL;
+	*access |= cmd.access_ex;
+	return 0;
+}
+
+/*
  * length 0 is EINVAL: an empty region names no memory, and ib_umem_get()
  * would pin nothing for it.
  */
@@ -282,6 +310,9 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct rxe2_mr *mr;
 	int ret;
 
+	ret = rxe2_mr_access_ex(udata, &access);
+	if (ret)
+		return ERR_PTR(ret);
 	/* driver data asks for a shared or physical-address MR */
 	xmr = rxe2_xmr_reg(ibpd, start, length, iova, access, udata);
 	if (xmr != ERR_PTR(-ENOTTY))
@@ -510,6 +541,23 @@ static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
  * are refused), start and iova in the same page offset, the access
  * bits (ib_check_mr_access) and that the new PD is one of the caller's.
  */
+static int rxe2_rereg_udata(struct ib_udata *udata, int flags, int *access)
+{
+	struct rxe2_reg_mr_cmd cmd;
+	int ret;
+
+	if (!udata || !udata->inlen)
+		return 0;
+	ret = rxe2_udata_read_cmd(udata, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	/* only access_ex, and only with new access flags */
+	if (cmd.comp_mask || cmd.share_mode || cmd.share_id ||
+	    (cmd.access_ex && !(flags & IB_MR_REREG_ACCESS)))
+		return -EINVAL;
+	return rxe2_mr_access_ex(udata, access);
+}
+
 struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
 				 struct ib_pd *ibpd, struct ib_udata *udata)
@@ -521,11 +569,11 @@ struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	bool repin, odp;
 	int ret;
 
-	ret = rxe2_check_udata_in_empty(udata);
-	if (ret)
-		return ERR_PTR(ret);
 	if (!flags || (flags & ~IB_MR_REREG_SUPPORTED))
 		return ERR_PTR(-EINVAL);
+	ret = rxe2_rereg_udata(udata, flags, &access);
+	if (ret)
+		return ERR_PTR(ret);
 	if (mr->type != RXE2_MR_USER || !old)
 		return ERR_PTR(-EINVAL);
 

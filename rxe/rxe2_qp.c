@@ -16,16 +16,19 @@
 #define RXE2_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 RXE2_ACCESS_FLUSH_GLOBAL)
 /*
  * Bits that only mean something for an MR.  Programs written for mlx5
  * pass their MR access mask to modify_qp and mlx5 ignores these bits, so
- * they are accepted and dropped.  IBTA 1.5's FLUSH_GLOBAL/_PERSISTENT
- * (bits 8 and 9) postdate Debian 12's 6.1 headers and are spelt out.
+ * they are accepted and dropped.  FLUSH_PERSISTENT is dropped as well:
+ * no FLUSH asks for persistence here (rxe2_place.c), as on a device
+ * without the capability.
  */
 #define RXE2_QP_ACCESS_MR_ONLY	(IB_ACCESS_MW_BIND | IB_ZERO_BASED | \
 				 IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB | \
-				 BIT(8) | BIT(9) | IB_ACCESS_OPTIONAL)
+				 RXE2_ACCESS_FLUSH_PERSISTENT | \
+				 IB_ACCESS_OPTIONAL)
 
 static atomic64_t rxe2_qp_serial;
 

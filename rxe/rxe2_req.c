@@ -16,17 +16,29 @@
 
 #define RXE2_MAX_MSG_SZ		0x80000000u
 
+/*
+ * Operations that take one of the responder's RDMA READ/atomic resources
+ * (max_rd_atomic) and are answered by a response of their own: READ,
+ * the atomics, and IBTA 1.5's ATOMIC WRITE and FLUSH.
+ */
 static bool rxe2_is_read_or_atomic(u32 op)
 {
 	return op == IB_UVERBS_WR_RDMA_READ ||
 	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == RXE2_WR_ATOMIC_WRITE || op == RXE2_WR_FLUSH;
 }
 
 static bool rxe2_is_atomic(u32 op)
 {
 	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* ATOMIC WRITE and FLUSH carry no SGE: the WQE says it all */
+static bool rxe2_is_placement(u32 op)
+{
+	return op == RXE2_WR_ATOMIC_WRITE || op == RXE2_WR_FLUSH;
 }
 
 /* memory operations the requester executes itself: no packets */
@@ -65,10 +77,34 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_UVERBS_WR_SEND_WITH_INV:
+	case RXE2_WR_ATOMIC_WRITE:
+	case RXE2_WR_FLUSH:
 		return qp->ibqp.qp_type == IB_QPT_RC;
 	default:
 		return false;
 	}
+}
+
+/*
+ * ATOMIC WRITE moves the WQE's 8 bytes; FLUSH moves nothing and names a
+ * range (or, level MR, the whole MR) of no more than a message's size,
+ * with a placement type the device has: global visibility.
+ */
+static int rxe2_req_check_placement(const struct rxe2_send_wqe *w,
+				    struct rxe2_swqe_info *info)
+{
+	if (w->num_sge || (w->send_flags & IB_SEND_INLINE))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == RXE2_WR_ATOMIC_WRITE) {
+		info->length = 8;
+		return 0;
+	}
+	if (w->wr.flush.type != RXE2_FLUSH_GLOBAL ||
+	    w->wr.flush.level > RXE2_FLUSH_MR)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->wr.flush.length > RXE2_MAX_MSG_SZ)
+		return IB_WC_LOC_LEN_ERR;
+	return 0;
 }
 
 /*
@@ -109,6 +145,8 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (rxe2_is_local_op(w->opcode))
 		return 0;	/* no data: keys are checked when it runs */
+	if (rxe2_is_placement(w->opcode))
+		return rxe2_req_check_placement(w, info);
 	if (w->send_flags & IB_SEND_INLINE) {
 		if (w->inline_len > qp->cap.max_inline_data ||
 		    w->inline_len > qp->sq.slot_size - RXE2_SEND_WQE_HDR_SIZE ||
@@ -204,8 +242,34 @@ static u8 rxe2_wire_op(struct rxe2_qp *qp, u32 op, bool first, bool last)
 		return RXE2_OP_READ_REQ;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 		return RXE2_OP_CMP_SWAP;
+	case RXE2_WR_ATOMIC_WRITE:
+		return RXE2_OP_ATOMIC_WRITE;
+	case RXE2_WR_FLUSH:
+		return RXE2_OP_FLUSH;
 	default:
 		return RXE2_OP_FETCH_ADD;
+	}
+}
+
+/* the RETH of the packet at offset off of WQE w (length: what is left) */
+static void rxe2_req_reth(const struct rxe2_send_wqe *w, u32 length, u32 off,
+			  struct rxe2_reth *r)
+{
+	switch (w->opcode) {
+	case RXE2_WR_ATOMIC_WRITE:
+		r->va = cpu_to_be64(w->wr.atomic_write.remote_addr);
+		r->rkey = htonl(w->wr.atomic_write.rkey);
+		r->len = htonl(8);
+		break;
+	case RXE2_WR_FLUSH:
+		r->va = cpu_to_be64(w->wr.flush.remote_addr);
+		r->rkey = htonl(w->wr.flush.rkey);
+		r->len = htonl((u32)w->wr.flush.length);
+		break;
+	default:
+		r->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
+		r->rkey = htonl(w->wr.rdma.rkey);
+		r->len = htonl(length - off);
 	}
 }
 
@@ -257,6 +321,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		last = true;
 		if (w->opcode == IB_UVERBS_WR_RDMA_READ)
 			npsn = rxe2_npkts(info->length - off, mtu);
+		if (w->opcode == RXE2_WR_ATOMIC_WRITE)
+			n = 8;
 	} else {
 		n = min(mtu, info->length - off);
 		first = off == 0;
@@ -283,13 +349,15 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		d->qkey = htonl(qkey);
 		d->sqp = htonl(qp->ibqp.qp_num);
 	}
-	if (oi->flags & RXE2_OPF_RETH) {
-		struct rxe2_reth *r = (void *)bth + rxe2_ext_off(oi->flags,
-							 RXE2_OPF_RETH);
+	if (oi->flags & RXE2_OPF_RETH)
+		rxe2_req_reth(w, info->length, off, (void *)bth +
+			      rxe2_ext_off(oi->flags, RXE2_OPF_RETH));
+	if (oi->flags & RXE2_OPF_FETH) {
+		struct rxe2_feth *f = (void *)bth + rxe2_ext_off(oi->flags,
+							 RXE2_OPF_FETH);
 
-		r->va = cpu_to_be64(w->wr.rdma.remote_addr + off);
-		r->rkey = htonl(w->wr.rdma.rkey);
-		r->len = htonl(info->length - off);
+		f->bits = htonl(w->wr.flush.type |
+				w->wr.flush.level << RXE2_FETH_SEL_SHIFT);
 	}
 	if (oi->flags & RXE2_OPF_ATMETH) {
 		struct rxe2_atmeth *a = (void *)bth + rxe2_ext_off(oi->flags,
@@ -315,7 +383,9 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	if (n) {
 		u8 *payload = (u8 *)bth + oi->hdr_len;
 
-		if (w->send_flags & IB_SEND_INLINE) {
+		if (w->opcode == RXE2_WR_ATOMIC_WRITE) {
+			memcpy(payload, w->wr.atomic_write.data, n);
+		} else if (w->send_flags & IB_SEND_INLINE) {
 			memcpy(payload, (u8 *)(w + 1) + off, n);
 		} else {
 			struct rxe2_sge_cursor c = {

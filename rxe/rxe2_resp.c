@@ -24,7 +24,20 @@
 #define RXE2_WC_WITH_IMM	(1 << 1)
 #define RXE2_WC_WITH_INV	(1 << 3)
 
+/*
+ * Serialises every atomic's read-modify-write and every ATOMIC WRITE's
+ * store, device-wide: an ATOMIC WRITE between an atomic's read and its
+ * write would otherwise be lost.
+ */
 static DEFINE_SPINLOCK(rxe2_atomic_lock);
+
+/* an ATOMIC WRITE's store (rxe2_place.c): p is 8-byte aligned */
+void rxe2_atomic_store(u64 *p, u64 v)
+{
+	spin_lock_bh(&rxe2_atomic_lock);
+	WRITE_ONCE(*p, v);
+	spin_unlock_bh(&rxe2_atomic_lock);
+}
 
 /* the responder's messages are over: their MR objects go */
 void rxe2_resp_drop_holds(struct rxe2_qp *qp)
@@ -94,6 +107,20 @@ void rxe2_send_ack(struct rxe2_qp *qp, u8 syn, u32 psn)
 	if (!bth)
 		return;
 	rxe2_set_aeth(bth, RXE2_OP_ACK, syn, qp->dp.msn);
+	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
+}
+
+/* the answer to an ATOMIC WRITE or a FLUSH (IBTA 1.5) */
+void rxe2_send_empty_read_resp(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+
+	bth = rxe2_resp_alloc(qp, RXE2_OP_READ_RESP_ONLY, 0, psn, &skb);
+	if (!bth)
+		return;
+	rxe2_set_aeth(bth, RXE2_OP_READ_RESP_ONLY, RXE2_AETH_ACK |
+		      RXE2_AETH_CREDIT_INVALID, qp->dp.msn);
 	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
 }
 
@@ -271,7 +298,7 @@ static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 }
 
 /* a fatal request error: NAK (RC), fail the receive WQE, QP to ERROR */
-static void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			    u8 nak, int status)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
@@ -343,9 +370,8 @@ static bool rxe2_resp_forced_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
  * under (rereg of its MR is EBUSY), only invalidated, which must stop
  * the message.
  */
-static struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp,
-				    struct rxe2_mr_hold *hold, u32 rkey,
-				    u64 *va, u32 len, int access)
+struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
+			     u32 rkey, u64 *va, u32 len, int access)
 {
 	struct rxe2_mr *mr;
 
@@ -706,10 +732,8 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 
 static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
-	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_atmeth *a = rxe2_pkt_ext(pkt, RXE2_OPF_ATMETH);
 	u64 va = be64_to_cpu(a->va);
-	struct rxe2_atomic_res *res;
 	struct rxe2_mr *mr;
 	u64 orig;
 	int ret;
@@ -742,13 +766,30 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_ACCESS_ERR);
 		return;
 	}
+	rxe2_resp_executed(qp, pkt, false, orig);
+}
+
+/*
+ * A single-packet operation with a response of its own was executed:
+ * remember its result for a duplicate, end the message and answer.
+ */
+void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+			bool placement, u64 orig)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_atomic_res *res;
+
 	res = &dp->atomic_res[dp->atomic_next++ % RXE2_ATOMIC_REPLAY];
 	res->valid = true;
+	res->placement = placement;
 	res->psn = pkt->psn;
 	res->orig = orig;
 	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
 	rxe2_resp_done_msg(qp);
-	rxe2_send_atomic_ack(qp, pkt->psn, orig);
+	if (placement)
+		rxe2_send_empty_read_resp(qp, pkt->psn);
+	else
+		rxe2_send_atomic_ack(qp, pkt->psn, orig);
 }
 
 static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
@@ -758,15 +799,19 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 
 	if (pkt->flags & RXE2_OPF_READ) {
 		rxe2_resp_read(qp, pkt, true);
-	} else if (pkt->flags & RXE2_OPF_ATOMIC) {
+	} else if (pkt->flags & (RXE2_OPF_ATOMIC | RXE2_OPF_PLACE)) {
 		/* too old to be remembered: never executed again, no answer */
 		for (i = 0; i < RXE2_ATOMIC_REPLAY; i++) {
 			struct rxe2_atomic_res *res = &dp->atomic_res[i];
 
-			if (res->valid && res->psn == pkt->psn) {
+			if (!res->valid || res->psn != pkt->psn ||
+			    res->placement != !!(pkt->flags & RXE2_OPF_PLACE))
+				continue;
+			if (res->placement)
+				rxe2_send_empty_read_resp(qp, pkt->psn);
+			else
 				rxe2_send_atomic_ack(qp, pkt->psn, res->orig);
-				break;
-			}
+			break;
 		}
 	} else {
 		/*
@@ -889,7 +934,7 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return;
 	/* its ACK comes with a later packet's (READs get responses) */
 	if (rc && !pkt->ackreq &&
-	    !(pkt->flags & (RXE2_OPF_READ | RXE2_OPF_ATOMIC)))
+	    !(pkt->flags & (RXE2_OPF_READ | RXE2_OPF_ATOMIC | RXE2_OPF_PLACE)))
 		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_ACK_DEFERRED, 1);
 
 	/* opcode sequence: a FIRST/ONLY starts a message, others continue */
@@ -916,4 +961,6 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_resp_read(qp, pkt, false);
 	else if (pkt->flags & RXE2_OPF_ATOMIC)
 		rxe2_resp_atomic(qp, pkt);
+	else if (pkt->flags & RXE2_OPF_PLACE)
+		rxe2_resp_placement(qp, pkt);
 }

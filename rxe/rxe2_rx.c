@@ -24,6 +24,7 @@
 #define ATM	sizeof(struct rxe2_atmeth)
 #define ATMACK	sizeof(struct rxe2_atmack)
 #define DETH	sizeof(struct rxe2_deth)
+#define FETH	sizeof(struct rxe2_feth)
 #define IMM	4
 
 #define F(x)	RXE2_OPF_##x
@@ -70,6 +71,11 @@ const struct rxe2_opinfo rxe2_opinfo[256] = {
 				F(ATMETH), B + ATM),
 	[RXE2_OP_FETCH_ADD] = OP(F(REQ) | F(ATOMIC) | F(FIRST) | F(LAST) |
 				 F(ATMETH), B + ATM),
+	/* IBTA 1.5: both are answered by an RDMA READ response only */
+	[RXE2_OP_FLUSH] = OP(F(REQ) | F(PLACE) | F(FIRST) | F(LAST) |
+			     F(FETH) | F(RETH), B + FETH + RETH),
+	[RXE2_OP_ATOMIC_WRITE] = OP(F(REQ) | F(PLACE) | F(FIRST) | F(LAST) |
+				    F(RETH) | F(PAYLOAD), B + RETH),
 	[RXE2_OP_SEND_LAST_INV] = SEND_OP(F(LAST) | F(IETH), B + IMM),
 	[RXE2_OP_SEND_ONLY_INV] = SEND_OP(F(FIRST) | F(LAST) | F(IETH),
 					  B + IMM),

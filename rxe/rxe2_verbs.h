@@ -630,12 +630,14 @@ struct rxe2_qp_dp {
 	u32 rd_off;
 	u32 rd_psn;			/* of the next response */
 	/*
-	 * The results of the last RXE2_ATOMIC_REPLAY atomics (one per
-	 * responder resource), replayed to a requester that lost the ACKs
-	 * and sends them again; an atomic is never executed twice.
+	 * The results of the last RXE2_ATOMIC_REPLAY atomics, ATOMIC WRITEs
+	 * and FLUSHes (one per responder resource), replayed to a requester
+	 * that lost the responses and sends them again; none of them is
+	 * ever executed twice.
 	 */
 	struct rxe2_atomic_res {
 		bool valid;
+		bool placement;		/* ATOMIC WRITE or FLUSH: no value */
 		u32 psn;
 		u64 orig;
 	} atomic_res[RXE2_ATOMIC_REPLAY];

@@ -140,6 +140,25 @@ struct rxe2_send_wqe {
 			__u32 access;
 			__u32 reserved;
 		} bind_mw;
+		/*
+		 * RXE2_WR_ATOMIC_WRITE: data is the 8 bytes written, in
+		 * memory order (they travel and land unchanged)
+		 */
+		struct {
+			__aligned_u64 remote_addr;
+			__u8 data[8];
+			__u32 rkey;
+			__u32 reserved;
+		} atomic_write;
+		/* RXE2_WR_FLUSH: type and level are enum rxe2_flush_* */
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 length;
+			__u32 rkey;
+			__u8 type;
+			__u8 level;
+			__u16 reserved;
+		} flush;
 		struct {
 			__u32 ah_num;	/* from rxe2_create_ah_resp */
 			__u32 remote_qpn;
@@ -152,6 +171,35 @@ struct rxe2_send_wqe {
 };
 
 #define RXE2_SEND_WQE_HDR_SIZE 64
+
+/*
+ * IBTA 1.5 operations, with the values Linux 6.2 gave them (uverbs WR
+ * and WC opcodes, access and capability bits); Linux 6.1's headers do
+ * not have them.  Both are RC only and take no SGE.
+ */
+enum {
+	RXE2_WR_FLUSH		= 14,	/* IB_UVERBS_WR_FLUSH */
+	RXE2_WR_ATOMIC_WRITE	= 15,	/* IB_UVERBS_WR_ATOMIC_WRITE */
+	RXE2_WC_FLUSH		= 8,	/* IB_UVERBS_WC_FLUSH */
+	RXE2_WC_ATOMIC_WRITE	= 9,	/* IB_UVERBS_WC_ATOMIC_WRITE */
+};
+
+/* FLUSH placement type (bits) and selectivity level */
+enum rxe2_flush_type {
+	RXE2_FLUSH_GLOBAL	= 1,
+	RXE2_FLUSH_PERSISTENT	= 2,
+};
+
+enum rxe2_flush_level {
+	RXE2_FLUSH_RANGE	= 0,
+	RXE2_FLUSH_MR		= 1,
+};
+
+#define RXE2_ACCESS_FLUSH_GLOBAL	(1 << 8)
+#define RXE2_ACCESS_FLUSH_PERSISTENT	(1 << 9)
+#define RXE2_DEVICE_FLUSH_GLOBAL	(1ULL << 38)
+#define RXE2_DEVICE_FLUSH_PERSISTENT	(1ULL << 39)
+#define RXE2_DEVICE_ATOMIC_WRITE	(1ULL << 40)
 
 /* A receive WQE (RQ and SRQ): a 16-byte header then num_sge rxe2_sge. */
 struct rxe2_recv_wqe {
@@ -448,10 +496,17 @@ enum rxe2_reg_mr_flags {
 	RXE2_REG_MR_PA = 1 << 2,
 };
 
+/*
+ * access_ex: access bits the core of Linux 6.1 refuses before the
+ * driver sees them (RXE2_ACCESS_FLUSH_GLOBAL); librxe2 moves them here
+ * from the access flags on every kernel.
+ */
 struct rxe2_reg_mr_cmd {
 	__u32 comp_mask;	/* one enum rxe2_reg_mr_flags bit, or 0 */
 	__u32 share_mode;	/* SHARED_ALLOC: permission bits */
 	__aligned_u64 share_id;	/* SHARED_ATTACH */
+	__u32 access_ex;
+	__u32 reserved;
 };
 
 /*

@@ -32,7 +32,7 @@ check: all
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
-bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench
+bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 
@@ -118,7 +118,7 @@ fuzz: all
 # (tools/vm), a kmemleak object of rxe2 fails selftests/run.
 check-debug: deps
 	kver=$$(tools/debug-kernel) && \
-	RXE2_TEST_TIMEOUT=900 $(MAKE) check KVER=$$kver VM_TIMEOUT=7200 && \
+	RXE2_TEST_TIMEOUT=1200 $(MAKE) check KVER=$$kver VM_TIMEOUT=7200 && \
 	$(MAKE) fuzz KVER=$$kver FUZZ_PPS=1500
 
 tools/rxe2fuzz: tools/rxe2fuzz.c
@@ -140,6 +140,13 @@ tools/inline_bench: tools/inline_bench.c provider
 tools/odp_bench: tools/odp_bench.c selftests
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
 		-o $@ $< selftests/tap.o selftests/util.o selftests/dp.o -libverbs
+
+# ATOMIC WRITE and FLUSH round trips: the selftests' helpers and rxe2dv
+tools/flush_bench: tools/flush_bench.c selftests
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
+		-Iprovider/include -o $@ $< selftests/tap.o selftests/util.o \
+		selftests/dp.o -Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider \
+		-libverbs
 
 demo: deps all tools/odp_bench
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
@@ -184,7 +191,7 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/rxe2fuzz \
+	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench tools/rxe2fuzz \
 		tools/rxe2dump
 
 help:

@@ -136,6 +136,9 @@ void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
 /* rxe2_icrc.c */
 u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
 	      unsigned int len);
+u32 rxe2_icrc_rxe_flush(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
+			unsigned int len);
+extern bool rxe2_flush_icrc_rxe;
 
 /* rxe2_tx.c */
 struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,

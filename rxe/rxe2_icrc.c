@@ -15,9 +15,9 @@
 
 #include "rxe2_dp.h"
 
-/* rxe2_icrc() - the ICRC of a linear skb whose network header is set */
-u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
-	      unsigned int len)
+/* the CRC before its inversion: rxe2_icrc() and rxe2_icrc_rxe_flush() */
+static u32 rxe2_icrc_crc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
+			 unsigned int len)
 {
 	u8 ps[8 + sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	      sizeof(struct rxe2_bth)];
@@ -51,7 +51,27 @@ u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
 	n += sizeof(*bth);
 
 	crc = crc32_le(~0u, ps, n);
-	crc = crc32_le(crc, skb->data + bth_off + sizeof(*bth),
-		       len - sizeof(*bth));
-	return ~crc;
+	return crc32_le(crc, skb->data + bth_off + sizeof(*bth),
+			len - sizeof(*bth));
+}
+
+/* rxe2_icrc() - the ICRC of a linear skb whose network header is set */
+u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
+	      unsigned int len)
+{
+	return ~rxe2_icrc_crc(skb, ipv6, bth_off, len);
+}
+
+/*
+ * The ICRC rdma_rxe gives a FLUSH (Linux 6.2 to 6.12 at least): its
+ * opcode table has no payload offset for FLUSH, so after the headers it
+ * runs the CRC over the packet again from the BTH, raw.  rdma_rxe drops
+ * a FLUSH with the IBTA's ICRC as corrupt; rxe2 accepts both and sends
+ * this one when the module parameter flush_icrc_rxe is set (rxe2_tx.c).
+ */
+u32 rxe2_icrc_rxe_flush(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
+			unsigned int len)
+{
+	return ~crc32_le(rxe2_icrc_crc(skb, ipv6, bth_off, len),
+			 skb->data + bth_off, len);
 }

@@ -271,7 +271,12 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 		       sizeof(icrc));
 		if (le32_to_cpu(icrc) !=
 		    rxe2_icrc(skb, ipv6, iplen + sizeof(struct udphdr),
-			      tlen - RXE2_ICRC_LEN))
+			      tlen - RXE2_ICRC_LEN) &&
+		    (bth->opcode != RXE2_OP_FLUSH ||
+		     le32_to_cpu(icrc) !=
+		     rxe2_icrc_rxe_flush(skb, ipv6, iplen +
+					 sizeof(struct udphdr),
+					 tlen - RXE2_ICRC_LEN)))
 			return RXE2_DROP_ICRC;
 	}
 

@@ -188,14 +188,30 @@ static int rxe2_tx_ip6(struct net *net, const struct rxe2_av *av,
 	return 0;
 }
 
+/*
+ * FLUSH packets with the ICRC rdma_rxe computes for them (see
+ * rxe2_icrc_rxe_flush()), for a peer running an rdma_rxe that drops
+ * the IBTA's; off by default: hardware checks the IBTA's.
+ */
+bool rxe2_flush_icrc_rxe;
+module_param_named(flush_icrc_rxe, rxe2_flush_icrc_rxe, bool, 0644);
+MODULE_PARM_DESC(flush_icrc_rxe,
+		 "send FLUSH with rdma_rxe's ICRC instead of the IBTA's (default off)");
+
 static void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen)
 {
 	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
 				    sizeof(struct iphdr);
+	unsigned int bth_off = iplen + sizeof(struct udphdr);
+	const struct rxe2_bth *bth = (void *)(skb->data + bth_off);
 	__le32 icrc;
 
-	icrc = cpu_to_le32(rxe2_icrc(skb, ipv6, iplen + sizeof(struct udphdr),
-				     tlen - RXE2_ICRC_LEN));
+	if (bth->opcode == RXE2_OP_FLUSH && READ_ONCE(rxe2_flush_icrc_rxe))
+		icrc = cpu_to_le32(rxe2_icrc_rxe_flush(skb, ipv6, bth_off,
+						       tlen - RXE2_ICRC_LEN));
+	else
+		icrc = cpu_to_le32(rxe2_icrc(skb, ipv6, bth_off,
+					     tlen - RXE2_ICRC_LEN));
 	memcpy(skb_tail_pointer(skb) - RXE2_ICRC_LEN, &icrc, sizeof(icrc));
 }
 

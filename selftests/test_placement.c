@@ -5,7 +5,7 @@
  * bits, the access bits, the builder's errors, byte-exact results, every
  * responder error as the NAK and completion status it must be, a
  * duplicate that is answered and not executed again; on one device
- * (loopback), between two rxe2 devices over a veth, and with the
+ * (loopback), between two rxe2 devices in two namespaces, and with the
  * kernel's rdma_rxe in both directions where it has ATOMIC WRITE (Linux
  * 6.2 and later: the 6.12 boot).
  */
@@ -482,20 +482,50 @@ static void duplicate(void)
 	freepair(&p);
 }
 
-/* rxe2_dp0 -> rxe2_dp1 over a veth: the packets on a wire */
-static void two_devices(void)
+/*
+ * rdma_rxe computes a FLUSH's ICRC over the headers twice (no payload
+ * offset in its opcode table); rxe2 sends the IBTA's unless told to
+ * send rdma_rxe's, and takes either.
+ */
+static bool flush_icrc_rxe(bool on)
+{
+	return !dp_sh("echo %d > /sys/module/rdma_rxe2/parameters/flush_icrc_rxe",
+		      on);
+}
+
+/* two rxe2 devices in two network namespaces, over a veth */
+static void two_namespaces(void)
 {
 	struct dp_dev d1, d2;
+	bool up;
+	uint64_t end;
 
-	if (!tap_ok(dp_veth_links(), "rxe2_dp0 and rxe2_dp1 over a veth"))
-		return;
-	dp_open(&d1, "rxe2_dp0");
-	dp_open(&d2, "rxe2_dp1");
-	atomic_write_ok(&d1, &d2, OPS, "two devices");
-	flush_ok(&d1, &d2, "two devices");
-	dp_close(&d1);
-	dp_close(&d2);
-	dp_veth_links_del();
+	dp_sh("ip netns del pla 2>/dev/null; ip netns del plb 2>/dev/null");
+	up = !dp_sh("ip netns add pla && ip netns add plb && "
+		    "ip link add plva netns pla type veth peer name plvb netns plb && "
+		    "ip -n pla addr add 10.79.3.1/24 dev plva && "
+		    "ip -n plb addr add 10.79.3.2/24 dev plvb && "
+		    "ip -n pla link set plva up && ip -n plb link set plvb up && "
+		    "ip netns exec pla rdma link add plx0 type rxe2 netdev plva && "
+		    "ip netns exec plb rdma link add plx1 type rxe2 netdev plvb");
+	for (end = dp_now_ms() + 10000; up && dp_now_ms() < end; usleep(50000))
+		if (!dp_sh("grep -qs ffff:0a4f:0301 /sys/class/infiniband/plx0/ports/1/gids/* && "
+			   "grep -qs ffff:0a4f:0302 /sys/class/infiniband/plx1/ports/1/gids/*"))
+			break;
+	if (tap_ok(up && dp_now_ms() < end,
+		   "rxe2 plx0 (netns pla) and plx1 (netns plb) over a veth")) {
+		dp_open(&d1, "plx0");
+		dp_open(&d2, "plx1");
+		atomic_write_ok(&d1, &d2, OPS, "two namespaces");
+		flush_ok(&d1, &d2, "two namespaces");
+		if (tap_ok(flush_icrc_rxe(true), "flush_icrc_rxe=1"))
+			flush_ok(&d1, &d2, "two namespaces, rdma_rxe's ICRC");
+		flush_icrc_rxe(false);
+		dp_close(&d1);
+		dp_close(&d2);
+	}
+	dp_sh("rdma link del plx0; rdma link del plx1; "
+	      "ip netns del pla; ip netns del plb");
 }
 
 /*
@@ -551,7 +581,9 @@ static void interop(void)
 		tap_skip("interop: %s", why);
 	} else {
 		atomic_write_ok(&x, &r, OPS, "rxe2 to rdma_rxe");
-		flush_ok(&x, &r, "rxe2 to rdma_rxe");
+		if (tap_ok(flush_icrc_rxe(true), "flush_icrc_rxe=1"))
+			flush_ok(&x, &r, "rxe2 to rdma_rxe, its FLUSH ICRC");
+		flush_icrc_rxe(false);
 		atomic_write_ok(&r, &x, OPS & ~RXE2DV_QP_EX_WITH_FLUSH,
 				"rdma_rxe to rxe2");
 	}
@@ -573,7 +605,7 @@ int main(void)
 	flush_ok(&dev, &dev, "loopback");
 	flush_errors();
 	duplicate();
-	two_devices();
+	two_namespaces();
 	interop();
 	dp_close(&dev);
 	return tap_done();

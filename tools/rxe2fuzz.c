@@ -264,7 +264,7 @@ static void frame_fix(struct frame *f)
 
 enum ext {
 	EXT_RETH = 1, EXT_AETH = 2, EXT_ATOMIC = 4, EXT_ATOMACK = 8,
-	EXT_IMM = 16, EXT_IETH = 32, EXT_DETH = 64,
+	EXT_IMM = 16, EXT_IETH = 32, EXT_DETH = 64, EXT_FETH = 128,
 };
 
 /* extended headers of an opcode, in wire order; 0 for none or unknown */
@@ -280,19 +280,21 @@ static unsigned int op_ext(uint8_t opcode)
 		[18] = EXT_AETH | EXT_ATOMACK,
 		[19] = EXT_ATOMIC, [20] = EXT_ATOMIC,
 		[22] = EXT_IETH, [23] = EXT_IETH,	/* SEND ..._INV */
+		[28] = EXT_FETH | EXT_RETH,		/* FLUSH (RC only) */
+		[29] = EXT_RETH,			/* ATOMIC WRITE (RC only) */
 	};
 	unsigned int t = opcode >> 5, op = opcode & 31;
 
 	if (t == 3)	/* UD: SEND_ONLY, SEND_ONLY_IMM */
 		return op == 4 ? EXT_DETH : op == 5 ? EXT_DETH | EXT_IMM : 0;
-	return t <= 1 ? rc[op] : 0;
+	return t == 0 || (t == 1 && op < 28) ? rc[op] : 0;
 }
 
 static const struct {
 	unsigned int ext;
 	size_t len;
 } ext_order[] = {
-	{ EXT_DETH, 8 }, { EXT_RETH, 16 }, { EXT_ATOMIC, 28 },
+	{ EXT_DETH, 8 }, { EXT_FETH, 4 }, { EXT_RETH, 16 }, { EXT_ATOMIC, 28 },
 	{ EXT_AETH, 4 }, { EXT_ATOMACK, 8 }, { EXT_IMM, 4 }, { EXT_IETH, 4 },
 };
 
@@ -424,7 +426,7 @@ enum mutation {
 	M_OPCODE,		/* another opcode, same transport or any */
 	M_BTH_FLAGS,		/* SE, M, pad count, transport version */
 	M_BTH_FIELDS,		/* P_Key, DestQP, AckReq, reserved bits */
-	M_EXT_FIELD,		/* RETH/AETH/AtomicETH/DETH/ImmDt/IETH */
+	M_EXT_FIELD,		/* RETH/AETH/AtomicETH/DETH/ImmDt/IETH/FETH */
 	M_RKEY_MIX,		/* an rkey, VA or QPN from another template */
 	M_PAYLOAD,		/* payload shortened, lengthened, rewritten */
 	M_HDR_CUT,		/* cut inside the extended headers */
@@ -539,6 +541,7 @@ static void mutate_ext_field(struct frame *f)
 	long reth = ext_off(op, EXT_RETH), atm = ext_off(op, EXT_ATOMIC);
 	long aeth = ext_off(op, EXT_AETH), deth = ext_off(op, EXT_DETH);
 	long imm = ext_off(op, EXT_IMM), ieth = ext_off(op, EXT_IETH);
+	long feth = ext_off(op, EXT_FETH);
 	long va = reth >= 0 ? reth : atm;
 	size_t hl = hdrs_len(op);
 
@@ -561,8 +564,8 @@ static void mutate_ext_field(struct frame *f)
 	case 4:	/* DETH: Q_Key, source QP */
 		mutate_word(f, deth >= 0 ? deth + 4 * (long)rnd_below(2) : -1);
 		break;
-	case 5:
-		mutate_word(f, imm >= 0 ? imm : ieth);
+	case 5:	/* ImmDt, IETH, FETH (placement type, selectivity) */
+		mutate_word(f, imm >= 0 ? imm : ieth >= 0 ? ieth : feth);
 		break;
 	default: /* a byte somewhere in the headers */
 		if (hl > BTH_LEN && hl <= f->tlen)

@@ -828,16 +828,16 @@ void rxe2_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 {
 	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
 	struct rxe2_send_wqe *wqe;
+	int err = 0;
 
 	if (type & ~(RXE2_FLUSH_GLOBAL | RXE2_FLUSH_PERSISTENT) || !type ||
-	    level > RXE2_FLUSH_MR || len > RXE2_MAX_MSG_SIZE) {
+	    level > RXE2_FLUSH_MR || len > RXE2_MAX_MSG_SIZE)
+		err = EINVAL;
+	else if (type != RXE2_FLUSH_GLOBAL)
+		err = EOPNOTSUPP;
+	if (err) {
 		rxe2_wr_close_cur(qp);
-		rxe2_wr_fail(qp, EINVAL);
-		return;
-	}
-	if (type != RXE2_FLUSH_GLOBAL) {
-		rxe2_wr_close_cur(qp);
-		rxe2_wr_fail(qp, EOPNOTSUPP);
+		rxe2_wr_fail(qp, err);
 		return;
 	}
 	wqe = rxe2_wr_new(ibqpx, (enum ibv_wr_opcode)RXE2_WR_FLUSH);

@@ -273,27 +273,27 @@ static struct ib_mr *rxe2_reg_odp_mr(struct ib_pd *ibpd, u64 start,
 	return &mr->ibmr;
 }
 
-/*
- * The access bits librxe2 sends as driver data (struct rxe2_reg_mr_cmd
- * access_ex): 6.1's ib_check_mr_access() refuses FLUSH_GLOBAL in the
- * access flags.  Only those bits; the rest of the command is the
- * caller's to check.
- */
-static int rxe2_mr_access_ex(struct ib_udata *udata, int *access)
+/* the driver data of reg_mr and rereg_mr; zeros when there is none */
+static int rxe2_mr_read_cmd(struct ib_udata *udata,
+			    struct rxe2_reg_mr_cmd *cmd)
 {
-	struct rxe2_reg_mr_cmd cmd;
-	int ret;
-
+	memset(cmd, 0, sizeof(*cmd));
 	if (!udata || !udata->inlen)
 		return 0;
-	ret = rxe2_udata_read_cmd(udata, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	if (cmd.reserved ||
-	    (cmd.access_ex & ~(RXE2_ACCESS_FLUSH_GLOBAL |
-			       RXE2_ACCESS_FLUSH_PERSISTENT)))
+	return rxe2_udata_read_cmd(udata, cmd, sizeof(*cmd));
+}
+
+/*
+ * The access bits librxe2 sends as driver data (access_ex): 6.1's
+ * ib_check_mr_access() refuses FLUSH_GLOBAL in the access flags.
+ */
+static int rxe2_mr_access_ex(const struct rxe2_reg_mr_cmd *cmd, int *access)
+{
+	if (cmd->reserved ||
+	    (cmd->access_ex & ~(RXE2_ACCESS_FLUSH_GLOBAL |
+				RXE2_ACCESS_FLUSH_PERSISTENT)))
 		return -EINVAL;
-	*access |= cmd.access_ex;
+	*access |= cmd->access_ex;
 	return 0;
 }
 
@@ -305,16 +305,19 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
+	struct rxe2_reg_mr_cmd cmd;
 	struct ib_umem *umem;
 	struct ib_mr *xmr;
 	struct rxe2_mr *mr;
 	int ret;
 
-	ret = rxe2_mr_access_ex(udata, &access);
+	ret = rxe2_mr_read_cmd(udata, &cmd);
+	if (!ret)
+		ret = rxe2_mr_access_ex(&cmd, &access);
 	if (ret)
 		return ERR_PTR(ret);
 	/* driver data asks for a shared or physical-address MR */
-	xmr = rxe2_xmr_reg(ibpd, start, length, iova, access, udata);
+	xmr = rxe2_xmr_reg(ibpd, start, length, iova, access, &cmd, udata);
 	if (xmr != ERR_PTR(-ENOTTY))
 		return xmr;
 	ret = rxe2_mr_check_access(access);
@@ -541,21 +544,19 @@ static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
  * are refused), start and iova in the same page offset, the access
  * bits (ib_check_mr_access) and that the new PD is one of the caller's.
  */
+/* rereg_mr's driver data: only access_ex, and only with new access */
 static int rxe2_rereg_udata(struct ib_udata *udata, int flags, int *access)
 {
 	struct rxe2_reg_mr_cmd cmd;
 	int ret;
 
-	if (!udata || !udata->inlen)
-		return 0;
-	ret = rxe2_udata_read_cmd(udata, &cmd, sizeof(cmd));
+	ret = rxe2_mr_read_cmd(udata, &cmd);
 	if (ret)
 		return ret;
-	/* only access_ex, and only with new access flags */
 	if (cmd.comp_mask || cmd.share_mode || cmd.share_id ||
 	    (cmd.access_ex && !(flags & IB_MR_REREG_ACCESS)))
 		return -EINVAL;
-	return rxe2_mr_access_ex(udata, access);
+	return rxe2_mr_access_ex(&cmd, access);
 }
 
 struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,

@@ -355,28 +355,23 @@ void rxe2_shmr_release(struct rxe2_mr *mr)
 }
 
 struct ib_mr *rxe2_xmr_reg(struct ib_pd *ibpd, u64 start, u64 length,
-			   u64 iova, int access, struct ib_udata *udata)
+			   u64 iova, int access,
+			   const struct rxe2_reg_mr_cmd *cmd,
+			   struct ib_udata *udata)
 {
-	struct rxe2_reg_mr_cmd cmd;
-	int ret;
-
-	if (!udata || !udata->inlen)
-		return ERR_PTR(-ENOTTY);
-	ret = rxe2_udata_read_cmd(udata, &cmd, sizeof(cmd));
-	if (ret)
-		return ERR_PTR(ret);
-	switch (cmd.comp_mask) {
+	switch (cmd->comp_mask) {
 	case 0:
-		if (cmd.share_mode || cmd.share_id)
+		if (cmd->share_mode || cmd->share_id)
 			return ERR_PTR(-EINVAL);
 		return ERR_PTR(-ENOTTY);
 	case RXE2_REG_MR_SHARED_ALLOC:
 	case RXE2_REG_MR_SHARED_ATTACH:
 		if (start || iova)
 			return ERR_PTR(-EINVAL);
-		return rxe2_shmr_reg(ibpd, length, access, &cmd, udata);
+		return rxe2_shmr_reg(ibpd, length, access, cmd, udata);
 	case RXE2_REG_MR_PA:
-		if (start || length || iova || cmd.share_mode || cmd.share_id)
+		if (start || length || iova || cmd->share_mode ||
+		    cmd->share_id)
 			return ERR_PTR(-EINVAL);
 		return rxe2_pamr_reg(ibpd, access);
 	default:

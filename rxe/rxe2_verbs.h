@@ -393,12 +393,15 @@ void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
 
 /*
  * Shared MRs (rxe2_shmr.c) and physical-address MRs (rxe2_pamr.c),
- * made by reg_mr with driver data (struct rxe2_reg_mr_cmd).
- * rxe2_xmr_reg() returns ERR_PTR(-ENOTTY) when the command asks for
- * neither (an ordinary registration).
+ * made by reg_mr with driver data (struct rxe2_reg_mr_cmd, read by the
+ * caller: zeros without any).  rxe2_xmr_reg() returns
+ * ERR_PTR(-ENOTTY) when the command asks for neither (an ordinary
+ * registration).
  */
 struct ib_mr *rxe2_xmr_reg(struct ib_pd *ibpd, u64 start, u64 length,
-			   u64 iova, int access, struct ib_udata *udata);
+			   u64 iova, int access,
+			   const struct rxe2_reg_mr_cmd *cmd,
+			   struct ib_udata *udata);
 /* dereg: before the key leaves the table, and after the last lookup */
 void rxe2_shmr_detach(struct rxe2_mr *mr);
 void rxe2_shmr_release(struct rxe2_mr *mr);

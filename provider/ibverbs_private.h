@@ -183,6 +183,12 @@ struct verbs_mr {
 	int access;
 };
 
+/* device memory: ibv_cmd_alloc_dm() fills handle */
+struct verbs_dm {
+	struct ibv_dm dm;
+	uint32_t handle;
+};
+
 struct verbs_xrcd;
 
 /*
@@ -480,6 +486,14 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* link: further attributes of the method (driver ones), or NULL */
+int ibv_cmd_alloc_dm(struct ibv_context *ctx,
+		     const struct ibv_alloc_dm_attr *dm_attr,
+		     struct verbs_dm *dm, struct ibv_command_buffer *link);
+int ibv_cmd_free_dm(struct verbs_dm *dm);
+int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
+		      uint64_t offset, size_t length, unsigned int access,
+		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
 int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		      uint32_t flags, struct ibv_sge *sg_list,
 		      uint32_t num_sge);
@@ -700,6 +714,8 @@ RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 75 * 8);
 
 RXE2_PIN_SIZE(struct ibv_mr, 48);
 RXE2_PIN_SIZE(struct verbs_mr, 56);
+RXE2_PIN_SIZE(struct ibv_dm, 32);
+RXE2_PIN_OFF(struct verbs_dm, handle, 32);
 RXE2_PIN_OFF(struct verbs_mr, mr_type, 48);
 RXE2_PIN_OFF(struct verbs_mr, access, 52);
 

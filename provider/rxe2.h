@@ -457,6 +457,13 @@ struct rxe2_pd *rxe2_parent_get(struct ibv_pd *ibpd);
 void rxe2_parent_put(struct rxe2_pd *parent);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+/* rxe2_dm.c: device memory */
+struct ibv_dm *rxe2_alloc_dm(struct ibv_context *ibctx,
+			     struct ibv_alloc_dm_attr *attr);
+int rxe2_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *rxe2_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access);
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int rxe2_dereg_mr(struct verbs_mr *vmr);

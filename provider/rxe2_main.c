@@ -22,6 +22,7 @@ static void rxe2_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops rxe2_ctx_ops = {
 	.advise_mr = rxe2_advise_mr,
+	.alloc_dm = rxe2_alloc_dm,
 	.alloc_mw = rxe2_alloc_mw,
 	.alloc_parent_domain = rxe2_alloc_parent_domain,
 	.alloc_pd = rxe2_alloc_pd,
@@ -38,6 +39,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.dealloc_pd = rxe2_dealloc_pd,
 	.dealloc_td = rxe2_dealloc_td,
 	.dereg_mr = rxe2_dereg_mr,
+	.free_dm = rxe2_free_dm,
 	.destroy_ah = rxe2_destroy_ah,
 	.destroy_cq = rxe2_destroy_cq,
 	.destroy_qp = rxe2_destroy_qp,
@@ -62,6 +64,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.query_qp_data_in_order = rxe2_query_qp_data_in_order,
 	.query_rt_values = rxe2_query_rt_values,
 	.query_srq = rxe2_query_srq,
+	.reg_dm_mr = rxe2_reg_dm_mr,
 	.reg_mr = rxe2_reg_mr,
 	.req_notify_cq = rxe2_req_notify_cq,
 	.rereg_mr = rxe2_rereg_mr,

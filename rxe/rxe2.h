@@ -49,6 +49,7 @@ struct rxe2_params {
 	unsigned int max_inline_data;
 	unsigned int max_mcast_grp;
 	unsigned int max_mcast_qp_attach;
+	unsigned int max_dm_size;	/* bytes, page multiple; 0: no DM */
 };
 
 extern struct rxe2_params rxe2_params;
@@ -199,6 +200,7 @@ struct rxe2_dev {
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
 	atomic_t mw_count;		/* memory windows, against attr.max_mw */
+	atomic64_t dm_used;		/* device memory bytes, max_dm_size */
 	/* reregs that published an object (struct rxe2_mr, seq) */
 	u64 mr_seq;
 

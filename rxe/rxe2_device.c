@@ -121,6 +121,8 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	/* rxe2_mcast.c; IGMP/MLD membership follows the groups */
 	a->max_mcast_grp = p->max_mcast_grp;
 	a->max_mcast_qp_attach = p->max_mcast_qp_attach;
+	/* device memory (rxe2_dm.c) */
+	a->max_dm_size = p->max_dm_size & PAGE_MASK;
 	a->max_total_mcast_qp_attach = p->max_mcast_grp *
 				       p->max_mcast_qp_attach;
 	a->local_ca_ack_delay = RXE2_LOCAL_CA_ACK_DELAY;

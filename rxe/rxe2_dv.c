@@ -45,7 +45,15 @@ DECLARE_UVERBS_NAMED_METHOD(RXE2_METHOD_MR_QUERY,
 ADD_UVERBS_METHODS(rxe2_mr_methods, UVERBS_OBJECT_MR,
 		   &UVERBS_METHOD(RXE2_METHOD_MR_QUERY));
 
+/* ibv_alloc_dm answers where the DM's pages are mapped (rxe2_dm.c) */
+ADD_UVERBS_ATTRIBUTES_SIMPLE(rxe2_dm_alloc, UVERBS_OBJECT_DM,
+			     UVERBS_METHOD_DM_ALLOC,
+			     UVERBS_ATTR_PTR_OUT(RXE2_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
+						 UVERBS_ATTR_TYPE(u64),
+						 UA_MANDATORY));
+
 const struct uapi_definition rxe2_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &rxe2_mr_methods),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &rxe2_dm_alloc),
 	{},
 };

@@ -33,6 +33,7 @@ struct rxe2_params rxe2_params = {
 	/* as rdma_rxe */
 	.max_mcast_grp = 8192,
 	.max_mcast_qp_attach = 56,
+	.max_dm_size = 4 << 20,
 };
 
 #define RXE2_LIMIT(name, cap, text)					\
@@ -59,6 +60,10 @@ RXE2_LIMIT(max_ah, RXE2_CAP_OBJ, "AHs per device");
 RXE2_LIMIT(max_inline_data, RXE2_CAP_INLINE, "inline bytes per send work request");
 RXE2_LIMIT(max_mcast_grp, RXE2_CAP_MCAST, "multicast groups per device");
 RXE2_LIMIT(max_mcast_qp_attach, RXE2_CAP_MCAST, "QPs per multicast group");
+/* ib_dm.length is a u32: one allocation stays below 4 GiB */
+module_param_named(max_dm_size, rxe2_params.max_dm_size, uint, 0444);
+MODULE_PARM_DESC(max_dm_size,
+		 "device memory bytes per device, rounded down to pages (0: none; default 4 MiB)");
 
 static bool rxe2_limit_ok(const char *name, unsigned int val, unsigned int cap)
 {

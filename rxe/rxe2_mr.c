@@ -228,7 +228,7 @@ static int rxe2_mr_pages(struct rxe2_mr *mr)
 u64 rxe2_mr_first_offset(const struct rxe2_mr *mr)
 {
 	if (!mr->umem)
-		return 0;
+		return mr->first_off;
 	return mr->umem->address & ((1ULL << mr->page_shift) - 1);
 }
 

@@ -127,6 +127,9 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	.get_dma_mr = rxe2_get_dma_mr,
 	.reg_user_mr = rxe2_reg_user_mr,
 	.dereg_mr = rxe2_dereg_mr,
+	.alloc_dm = rxe2_alloc_dm,
+	.dealloc_dm = rxe2_dealloc_dm,
+	.reg_dm_mr = rxe2_reg_dm_mr,
 
 	.create_cq = rxe2_create_cq,
 	.destroy_cq = rxe2_destroy_cq,

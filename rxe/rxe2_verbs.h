@@ -183,6 +183,7 @@ enum rxe2_mr_type {
 	RXE2_MR_FAST,			/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
 	RXE2_MR_SHARED,			/* rxe2_shmr.c: the kernel's pages */
 	RXE2_MR_PA,			/* rxe2_pamr.c: physical addresses */
+	RXE2_MR_DM,			/* rxe2_dm.c: device memory */
 };
 
 /* USER MRs registered with IB_ACCESS_ON_DEMAND (rxe2_odp.c) */
@@ -223,6 +224,7 @@ struct rxe2_mr {
 	struct page **pages;
 	unsigned long npages;
 	u8 page_shift;
+	u32 first_off;			/* DM: where it starts in pages[0] */
 	/*
 	 * FAST: kernel virtual addresses of the pages (virt DMA), as
 	 * map_mr_sg staged them (fr_staged) and as the last REG_MR took
@@ -386,7 +388,15 @@ void rxe2_odp_exit(void);
 u64 rxe2_mr_first_offset(const struct rxe2_mr *mr);
 unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 				     int *access);
-/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c) */
+/* device memory and its MRs (rxe2_dm.c) */
+struct ib_dm *rxe2_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
+			    struct ib_dm_alloc_attr *attr,
+			    struct uverbs_attr_bundle *attrs);
+int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			     struct ib_dm_mr_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
 struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
 void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);

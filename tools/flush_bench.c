@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * IBTA 1.5 probe for tools/bench: what a FLUSH and an ATOMIC WRITE cost.
- * On each device named (rxe2's, then rdma_rxe's), over a loopback RC
- * pair, the mean round trip of one operation at a time:
+ * IBTA 1.5 and device-memory probe for tools/bench: what a FLUSH and an
+ * ATOMIC WRITE cost, and whether device memory is faster to reach.  On
+ * each device named (rxe2's, then rdma_rxe's), over a loopback RC pair,
+ * the mean round trip of one operation at a time:
  *   - a 64-byte RDMA WRITE, signaled,
+ *   - the same WRITE into an MR over device memory (ibv_alloc_dm),
  *   - the same WRITE unsignaled followed by a FLUSH of its range
  *     (rxe2dv_wr_flush; rdma-core 44's rxe provider has no FLUSH),
  *   - an 8-byte ATOMIC WRITE, and an 8-byte FETCH_ADD next to it.
@@ -25,11 +27,12 @@
 #define CAP_FLUSH_GLOBAL	(1ULL << 38)
 #define CAP_ATOMIC_WRITE	(1ULL << 40)
 
-enum { OP_WRITE, OP_WRITE_FLUSH, OP_ATOMIC_WRITE, OP_FADD, OP_NUM };
+enum { OP_WRITE, OP_WRITE_DM, OP_WRITE_FLUSH, OP_ATOMIC_WRITE, OP_FADD,
+       OP_NUM };
 
 static const char *const op_name[OP_NUM] = {
-	"64 B RDMA WRITE", "64 B RDMA WRITE + FLUSH", "8 B ATOMIC WRITE",
-	"8 B FETCH_ADD",
+	"64 B RDMA WRITE", "64 B RDMA WRITE to device memory",
+	"64 B RDMA WRITE + FLUSH", "8 B ATOMIC WRITE", "8 B FETCH_ADD",
 };
 
 struct bench {
@@ -39,6 +42,7 @@ struct bench {
 	struct ibv_qp_ex *x;
 	uint8_t *buf;
 	struct ibv_mr *mr;
+	struct ibv_mr *dm_mr;	/* NULL: the device has no device memory */
 	bool flush, aw;
 };
 
@@ -97,6 +101,15 @@ static void setup(struct bench *b, const char *name)
 	b->x = ibv_qp_to_qp_ex(b->a);
 	b->buf = dp_alloc(8192);
 	b->mr = dp_reg(b->d.pd, b->buf, 8192, access);
+	if (attr.max_dm_size >= 8192) {
+		struct ibv_alloc_dm_attr da = { .length = 8192 };
+		struct ibv_dm *dm = ibv_alloc_dm(b->d.ctx, &da);
+
+		if (dm)
+			b->dm_mr = ibv_reg_dm_mr(b->d.pd, dm, 0, 8192,
+						 IBV_ACCESS_ZERO_BASED |
+						 DP_ACCESS_ALL);
+	}
 	dp_conn_default(&c);
 	c.access |= access & RXE2DV_ACCESS_FLUSH_GLOBAL;
 	if (dp_connect(b->a, &b->d, &b->d.gid, b->b->qp_num, &c) ||
@@ -111,6 +124,10 @@ static void post(struct bench *b, int op)
 	ibv_wr_start(b->x);
 	b->x->wr_flags = IBV_SEND_SIGNALED;
 	switch (op) {
+	case OP_WRITE_DM:
+		ibv_wr_rdma_write(b->x, b->dm_mr->rkey, 4096);
+		ibv_wr_set_sge(b->x, b->mr->lkey, (uintptr_t)b->buf, 64);
+		break;
 	case OP_WRITE_FLUSH:
 		b->x->wr_flags = 0;
 		/* fall through */
@@ -141,7 +158,8 @@ static double run(struct bench *b, int op, int iters)
 	int i;
 
 	if ((op == OP_WRITE_FLUSH && !b->flush) ||
-	    (op == OP_ATOMIC_WRITE && !b->aw))
+	    (op == OP_ATOMIC_WRITE && !b->aw) ||
+	    (op == OP_WRITE_DM && !b->dm_mr))
 		return -1;
 	t0 = now_us();
 	for (i = 0; i < iters; i++) {

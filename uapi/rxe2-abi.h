@@ -436,6 +436,15 @@ enum rxe2_mr_query_attrs {
 	RXE2_ATTR_QUERY_MR_RESP = RXE2_UVERBS_DRIVER_ID(1),	/* PTR_OUT */
 };
 
+/*
+ * Attributes of our own on core methods.  UVERBS_METHOD_DM_ALLOC
+ * (ibv_alloc_dm): where the DM's pages are on the context's fd (map
+ * the allocation's length rounded up to pages, MAP_SHARED).
+ */
+enum rxe2_dm_alloc_attrs {
+	RXE2_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = RXE2_UVERBS_DRIVER_ID(0),	/* u64 */
+};
+
 /* rxe2_query_mr_resp.ic_id_validity */
 enum rxe2_query_mr_validity {
 	RXE2_QUERY_MR_VALIDITY_RECV_IC_ID = 1 << 0,

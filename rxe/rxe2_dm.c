@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: device memory (ibv_alloc_dm, ibv_reg_dm_mr).
+ *
+ * On a NIC, device memory is on-chip SRAM behind a BAR: the process
+ * reaches it only through ibv_memcpy_to_dm()/ibv_memcpy_from_dm(), and
+ * MRs over it (zero-based: iova 0 is the start of the region in the
+ * allocation) let the data path use it without a trip through host
+ * memory.  Here it is memory the device owns: vmalloc_user() pages,
+ * always resident (never swapped, migrated or faulted), charged against
+ * the device's max_dm_size (module parameter, bytes, in page units),
+ * mapped once into the process by librxe2, which implements the copy
+ * verbs as memcpy() on that mapping.  The data path reaches a DM MR's
+ * pages like a pinned MR's.
+ *
+ * Lifetimes: ib_core refuses to free a DM while an MR is over it, and an
+ * MR's dereg waits for the accesses in flight, so the pages outlive
+ * every access; the mapping may outlive the DM (the pages go at
+ * mmap_free, with the last mapping).
+ */
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "rxe2_verbs.h"
+
+struct rxe2_dm {
+	struct ib_dm ibdm;
+	struct rxe2_mmap_entry *mme;	/* the pages; removed at dealloc */
+	u64 size;			/* bytes, page multiple */
+};
+
+static struct rxe2_dm *to_rdm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct rxe2_dm, ibdm);
+}
+
+/* charge size bytes to the device, or -ENOMEM */
+static int rxe2_dm_charge(struct rxe2_dev *rdev, u64 size)
+{
+	u64 used = atomic64_add_return(size, &rdev->dm_used);
+
+	if (used <= rdev->attr.max_dm_size)
+		return 0;
+	atomic64_sub(size, &rdev->dm_used);
+	return -ENOMEM;
+}
+
+struct ib_dm *rxe2_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
+			    struct ib_dm_alloc_attr *attr,
+			    struct uverbs_attr_bundle *attrs)
+{
+	struct rxe2_dev *rdev = to_rdev(ibdev);
+	struct rxe2_mmap_entry *mme;
+	struct rxe2_dm *dm;
+	u64 offset;
+	int ret;
+
+	/* alignment: every DM starts at device address 0 of its own */
+	if (!attr->length || attr->length > rdev->attr.max_dm_size ||
+	    attr->flags)
+		return ERR_PTR(-EINVAL);
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return ERR_PTR(-ENOMEM);
+	dm->size = PAGE_ALIGN(attr->length);
+	ret = rxe2_dm_charge(rdev, dm->size);
+	if (ret)
+		goto err_dm;
+	ret = -ENOMEM;
+	mme = kzalloc(sizeof(*mme), GFP_KERNEL);
+	if (!mme)
+		goto err_charge;
+	mme->buf = vmalloc_user(dm->size);	/* zeroed */
+	if (!mme->buf)
+		goto err_mme;
+	ret = rdma_user_mmap_entry_insert(ibuc, &mme->rdma, dm->size);
+	if (ret)
+		goto err_buf;
+	dm->mme = mme;
+	offset = rdma_user_mmap_get_offset(&mme->rdma);
+	ret = uverbs_copy_to(attrs, RXE2_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (ret)
+		goto err_entry;
+	return &dm->ibdm;
+
+err_entry:
+	/* nothing is mapped yet: mmap_free frees buf and mme now */
+	rdma_user_mmap_entry_remove(&mme->rdma);
+	goto err_charge;
+err_buf:
+	vfree(mme->buf);
+err_mme:
+	kfree(mme);
+err_charge:
+	atomic64_sub(dm->size, &rdev->dm_used);
+err_dm:
+	kfree(dm);
+	return ERR_PTR(ret);
+}
+
+int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
+{
+	struct rxe2_dm *dm = to_rdm(ibdm);
+
+	/* a mapping left keeps the pages until munmap(): not charged */
+	rdma_user_mmap_entry_remove(&dm->mme->rdma);
+	atomic64_sub(dm->size, &to_rdev(ibdm->device)->dm_used);
+	kfree(dm);
+	return 0;
+}
+
+/*
+ * A zero-based MR over [offset, offset + length) of the DM (ib_core has
+ * checked the range and IB_ZERO_BASED).  Memory windows bind only to
+ * ibv_reg_mr MRs; nothing here faults on demand.
+ */
+struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			     struct ib_dm_mr_attr *attr,
+			     struct uverbs_attr_bundle *attrs)
+{
+	struct rxe2_dm *dm = to_rdm(ibdm);
+	int access = attr->access_flags & ~IB_ZERO_BASED;
+	u8 *first = dm->mme->buf + (attr->offset & PAGE_MASK);
+	unsigned long i;
+	struct rxe2_mr *mr;
+	int ret;
+
+	ret = rxe2_mr_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
+		return ERR_PTR(-EINVAL);
+	if (!attr->length || attr->offset + attr->length > dm->size)
+		return ERR_PTR(-EINVAL);
+	mr = rxe2_mr_alloc(ibpd, access, true);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->type = RXE2_MR_DM;
+	mr->first_off = offset_in_page(attr->offset);
+	mr->npages = DIV_ROUND_UP(mr->first_off + attr->length, PAGE_SIZE);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		rxe2_mr_free(to_rdev(ibpd->device), mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	for (i = 0; i < mr->npages; i++)
+		mr->pages[i] = vmalloc_to_page(first + i * PAGE_SIZE);
+	rxe2_mr_publish(mr, 0, attr->length);
+	return &mr->ibmr;
+}

@@ -65,6 +65,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.query_rt_values = rxe2_query_rt_values,
 	.query_srq = rxe2_query_srq,
 	.reg_dm_mr = rxe2_reg_dm_mr,
+	.reg_dmabuf_mr = rxe2_reg_dmabuf_mr,
 	.reg_mr = rxe2_reg_mr,
 	.req_notify_cq = rxe2_req_notify_cq,
 	.rereg_mr = rxe2_rereg_mr,

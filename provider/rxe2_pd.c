@@ -83,6 +83,32 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * An MR over a dma-buf: the kernel maps the exporter's pages and holds
+ * them until dereg (rxe/rxe2_dmabuf.c).  The FLUSH access bits cannot
+ * travel as driver data here; Linux 6.1's core refuses them.
+ */
+struct ibv_mr *rxe2_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access)
+{
+	struct rxe2_mr *mr;
+	int err;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access,
+				    &mr->vmr);
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	mr->vmr.access = access;
+	return &mr->vmr.ibv_mr;
+}
+
+/*
  * libibverbs has already refused bad flags, a translation without
  * address or length, and access bits without IBV_REREG_MR_CHANGE_ACCESS
  * (IBV_REREG_MR_ERR_INPUT); it turns our nonzero return into

@@ -500,6 +500,8 @@ int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 	if (mr->type == RXE2_MR_SHARED)
 		rxe2_shmr_release(mr);
+	if (mr->type == RXE2_MR_DMABUF)
+		rxe2_dmabuf_release(mr);
 	rxe2_mr_release_umem(mr);
 	kfree(mr->fr_pages);
 	kfree(mr->fr_staged);

@@ -130,6 +130,7 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	.alloc_dm = rxe2_alloc_dm,
 	.dealloc_dm = rxe2_dealloc_dm,
 	.reg_dm_mr = rxe2_reg_dm_mr,
+	.reg_user_mr_dmabuf = rxe2_reg_user_mr_dmabuf,
 
 	.create_cq = rxe2_create_cq,
 	.destroy_cq = rxe2_destroy_cq,

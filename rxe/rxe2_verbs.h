@@ -12,6 +12,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/hrtimer.h>
+#include <linux/iosys-map.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
 
@@ -184,6 +185,7 @@ enum rxe2_mr_type {
 	RXE2_MR_SHARED,			/* rxe2_shmr.c: the kernel's pages */
 	RXE2_MR_PA,			/* rxe2_pamr.c: physical addresses */
 	RXE2_MR_DM,			/* rxe2_dm.c: device memory */
+	RXE2_MR_DMABUF,			/* rxe2_dmabuf.c: a dma-buf's pages */
 };
 
 /* USER MRs registered with IB_ACCESS_ON_DEMAND (rxe2_odp.c) */
@@ -224,7 +226,10 @@ struct rxe2_mr {
 	struct page **pages;
 	unsigned long npages;
 	u8 page_shift;
-	u32 first_off;			/* DM: where it starts in pages[0] */
+	u32 first_off;			/* DM, DMABUF: start in pages[0] */
+	/* DMABUF: the buffer and its kernel mapping, held until dereg */
+	struct dma_buf *dmabuf;
+	struct iosys_map dmabuf_map;
 	/*
 	 * FAST: kernel virtual addresses of the pages (virt DMA), as
 	 * map_mr_sg staged them (fr_staged) and as the last REG_MR took
@@ -396,6 +401,16 @@ int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
 struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
+/* dma-buf MRs (rxe2_dmabuf.c); since 6.10 the op takes the bundle */
+#ifdef RXE2_HAVE_DMABUF_ATTRS
+#define RXE2_DMABUF_LAST_ARG	struct uverbs_attr_bundle *attrs
+#else
+#define RXE2_DMABUF_LAST_ARG	struct ib_udata *udata
+#endif
+struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd,
+				      int access, RXE2_DMABUF_LAST_ARG);
+void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
 struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);

@@ -66,7 +66,7 @@ static int rxe2_dmabuf_pages(struct rxe2_mr *mr, u64 offset, u64 length)
 
 struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd,
-				      int access, RXE2_DMABUF_LAST_ARG)
+				      int access, RXE2_DMABUF_ARG *unused)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct dma_buf *dmabuf;

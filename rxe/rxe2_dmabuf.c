@@ -64,9 +64,16 @@ static int rxe2_dmabuf_pages(struct rxe2_mr *mr, u64 offset, u64 length)
 	return 0;
 }
 
+#ifdef RXE2_HAVE_DMABUF_ATTRS
 struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd,
-				      int access, RXE2_DMABUF_ARG *unused)
+				      int access,
+				      struct uverbs_attr_bundle *attrs)
+#else
+struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd,
+				      int access, struct ib_udata *udata)
+#endif
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct dma_buf *dmabuf;

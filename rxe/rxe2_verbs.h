@@ -403,13 +403,15 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct uverbs_attr_bundle *attrs);
 /* dma-buf MRs (rxe2_dmabuf.c); since 6.10 the op takes the bundle */
 #ifdef RXE2_HAVE_DMABUF_ATTRS
-#define RXE2_DMABUF_ARG		struct uverbs_attr_bundle
-#else
-#define RXE2_DMABUF_ARG		struct ib_udata
-#endif
 struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd,
-				      int access, RXE2_DMABUF_ARG *unused);
+				      int access,
+				      struct uverbs_attr_bundle *attrs);
+#else
+struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd,
+				      int access, struct ib_udata *udata);
+#endif
 void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);

@@ -84,8 +84,8 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 
 /*
  * An MR over a dma-buf: the kernel maps the exporter's pages and holds
- * them until dereg (rxe/rxe2_dmabuf.c).  The FLUSH access bits cannot
- * travel as driver data here; Linux 6.1's core refuses them.
+ * them until dereg (rxe/rxe2_dmabuf.c).  The core takes only local
+ * write and remote read/write/atomic access here (no FLUSH).
  */
 struct ibv_mr *rxe2_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				  size_t length, uint64_t iova, int fd,

@@ -15,8 +15,11 @@
  *
  * Lifetimes: ib_core refuses to free a DM while an MR is over it, and an
  * MR's dereg waits for the accesses in flight, so the pages outlive
- * every access; the mapping may outlive the DM (the pages go at
- * mmap_free, with the last mapping).
+ * every access.  Freeing the DM removes its mmap entry, whose free
+ * vfree()s the buffer at once; a mapping left (librxe2 unmaps first)
+ * keeps its pages through their page references until munmap(), as for
+ * a ring: max_dm_size bounds what the verbs hold, not what a process
+ * that keeps raw mappings of freed DMs holds.
  */
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>

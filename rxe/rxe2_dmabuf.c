@@ -10,10 +10,14 @@
  * dma-buf and the mapping until dereg, so the process may close its fd
  * and the exporter's other users may go at any time; the pages stay
  * until dereg.  That is pinning: neither Debian kernel has
- * CONFIG_DMABUF_MOVE_NOTIFY, and an exporter that could move its pages
- * would have to be told to keep them where the mapping points anyway.
- * An exporter whose mapping is I/O memory (a device BAR) is refused
- * (EOPNOTSUPP): memcpy() is not for it.
+ * CONFIG_DMABUF_MOVE_NOTIFY.  It relies on the exporter keeping its
+ * pages where its kernel mapping points for as long as the mapping
+ * lives, as udmabuf and the system dma-heap do (their pages never
+ * move); an exporter that migrates buffers (a GPU's) would need an
+ * attachment pinned with dma_buf_pin(), which a device without a
+ * struct device for DMA cannot make.  A mapping of I/O memory (a BAR)
+ * or of anything that is not RAM with page structs is refused
+ * (EOPNOTSUPP): memcpy() through struct pages is not for it.
  */
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
@@ -41,10 +45,15 @@ static void rxe2_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 #endif
 }
 
+/* the page behind a kernel address of the mapping, or NULL: not RAM */
 static struct page *rxe2_kva_page(const void *addr)
 {
-	return is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
-				       virt_to_page(addr);
+	struct page *pg;
+
+	if (!is_vmalloc_addr(addr))
+		return virt_addr_valid(addr) ? virt_to_page(addr) : NULL;
+	pg = vmalloc_to_page(addr);
+	return pg && pfn_valid(page_to_pfn(pg)) ? pg : NULL;
 }
 
 /* the pages of [offset, offset + length) of the mapping */
@@ -59,8 +68,11 @@ static int rxe2_dmabuf_pages(struct rxe2_mr *mr, u64 offset, u64 length)
 	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
 	if (!mr->pages)
 		return -ENOMEM;
-	for (i = 0; i < mr->npages; i++)
+	for (i = 0; i < mr->npages; i++) {
 		mr->pages[i] = rxe2_kva_page(first + i * PAGE_SIZE);
+		if (!mr->pages[i])
+			return -EOPNOTSUPP;
+	}
 	return 0;
 }
 

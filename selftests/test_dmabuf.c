@@ -28,6 +28,8 @@
 #define MR_OFF		(4096 + 100)	/* where the MR starts in the buffer */
 #define MR_LEN		(128 * 1024)
 #define IOVA		0x7000000000ULL
+/* the core wants iova and offset at the same place in their pages */
+#define MR_IOVA		(IOVA + (MR_OFF & 4095))
 
 /* a dma-buf, its fds and a CPU mapping of its memory */
 struct buf {
@@ -127,7 +129,7 @@ static void write_read(struct buf *b, struct dp_qp *a, struct ibv_mr *mr,
 
 	dp_fill(host, 5000, seed);
 	dp_post_send1(a->qp, 1, IBV_WR_RDMA_WRITE, host, 5000, hmr->lkey,
-		      IOVA + 10, mr->rkey, 0);
+		      MR_IOVA + 10, mr->rkey, 0);
 	w = dp_want(1, IBV_WC_RDMA_WRITE);
 	dp_expect(a->scq, &w, "%s %s: RDMA WRITE 5000 B", b->name, when);
 	tap_ret(dp_verify(b->cpu + MR_OFF + 10, 5000, seed), -1,
@@ -135,7 +137,7 @@ static void write_read(struct buf *b, struct dp_qp *a, struct ibv_mr *mr,
 	dp_fill(b->cpu + MR_OFF + 70000, 9000, seed + 1);
 	memset(host, 0, 9000);
 	dp_post_send1(a->qp, 2, IBV_WR_RDMA_READ, host, 9000, hmr->lkey,
-		      IOVA + 70000, mr->rkey, 0);
+		      MR_IOVA + 70000, mr->rkey, 0);
 	w = dp_want(2, IBV_WC_RDMA_READ);
 	w.byte_len = 9000;
 	dp_expect(a->scq, &w, "%s %s: RDMA READ 9000 B", b->name, when);
@@ -160,7 +162,7 @@ static void close_under_traffic(struct buf *b, struct dp_qp *a,
 	for (i = 0; i < 32; i++)
 		dp_post_send1(a->qp, 100 + i, IBV_WR_RDMA_WRITE,
 			      host + i * 1024, 1024, hmr->lkey,
-			      IOVA + 20000 + i * 1024, mr->rkey, 0);
+			      MR_IOVA + 20000 + i * 1024, mr->rkey, 0);
 	close(b->fd);
 	if (b->memfd >= 0)
 		close(b->memfd);
@@ -174,7 +176,7 @@ static void close_under_traffic(struct buf *b, struct dp_qp *a,
 	       b->name, n, bad);
 	memset(host + 32 * 1024, 0, 32 * 1024);
 	dp_post_send1(a->qp, 200, IBV_WR_RDMA_READ, host + 32 * 1024,
-		      32 * 1024, hmr->lkey, IOVA + 20000, mr->rkey, 0);
+		      32 * 1024, hmr->lkey, MR_IOVA + 20000, mr->rkey, 0);
 	w = dp_want(200, IBV_WC_RDMA_READ);
 	w.byte_len = 32 * 1024;
 	dp_expect(a->scq, &w, "%s: READ them back with the MR its last user",
@@ -192,7 +194,7 @@ static void run(struct buf *b)
 	struct ibv_mr *mr;
 
 	errors(b);
-	mr = ibv_reg_dmabuf_mr(dev.pd, MR_OFF, MR_LEN, IOVA, b->fd,
+	mr = ibv_reg_dmabuf_mr(dev.pd, MR_OFF, MR_LEN, MR_IOVA, b->fd,
 			       DP_ACCESS_ALL);
 	if (!tap_ok(mr != NULL, "%s: ibv_reg_dmabuf_mr of 128 KiB at %u: %s",
 		    b->name, MR_OFF, mr ? "ok" : strerror(errno)))
@@ -203,7 +205,7 @@ static void run(struct buf *b)
 
 	dp_fill(b->cpu + MR_OFF + 1000, 600, 40);
 	dp_post_recv1(q.qp, 3, host, 1024, hmr->lkey);
-	dp_post_send1(a.qp, 3, IBV_WR_SEND, (void *)(uintptr_t)(IOVA + 1000),
+	dp_post_send1(a.qp, 3, IBV_WR_SEND, (void *)(uintptr_t)(MR_IOVA + 1000),
 		      600, mr->lkey, 0, 0, 0);
 	w = dp_want(3, IBV_WC_SEND);
 	dp_expect(a.scq, &w, "%s: SEND from the dma-buf MR", b->name);

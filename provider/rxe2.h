@@ -457,6 +457,7 @@ struct rxe2_pd *rxe2_parent_get(struct ibv_pd *ibpd);
 void rxe2_parent_put(struct rxe2_pd *parent);
 struct ibv_mr *rxe2_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
+struct ibv_mr *rxe2_mr_registered(struct rxe2_mr *mr, int err, int access);
 /* rxe2_dm.c: device memory */
 struct ibv_dm *rxe2_alloc_dm(struct ibv_context *ibctx,
 			     struct ibv_alloc_dm_attr *attr);

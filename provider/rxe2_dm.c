@@ -126,11 +126,5 @@ struct ibv_mr *rxe2_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		return NULL;
 	err = ibv_cmd_reg_dm_mr(pd, &to_rdm(ibdm)->vdm, dm_offset, length,
 				access, &mr->vmr, NULL);
-	if (err) {
-		free(mr);
-		errno = err;
-		return NULL;
-	}
-	mr->vmr.access = access;
-	return &mr->vmr.ibv_mr;
+	return rxe2_mr_registered(mr, err, access);
 }

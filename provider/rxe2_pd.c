@@ -49,6 +49,21 @@ int rxe2_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /*
+ * The end of every registration: the MR, or NULL with errno set and the
+ * memory freed.  libibverbs reads vmr.access (ibv_rereg_mr, fork).
+ */
+struct ibv_mr *rxe2_mr_registered(struct rxe2_mr *mr, int err, int access)
+{
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
+	}
+	mr->vmr.access = access;
+	return &mr->vmr.ibv_mr;
+}
+
+/*
  * IBTA 1.5's FLUSH access bits travel as driver data: the core of Linux
  * 6.1 refuses them in the access flags before the driver sees them.
  */
@@ -73,13 +88,7 @@ struct ibv_mr *rxe2_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			     req.drv.access_ex ? sizeof(req) :
 						 sizeof(req.ibv_cmd),
 			     &resp, sizeof(resp));
-	if (err) {
-		free(mr);
-		errno = err;
-		return NULL;
-	}
-	mr->vmr.access = access;
-	return &mr->vmr.ibv_mr;
+	return rxe2_mr_registered(mr, err, access);
 }
 
 /*
@@ -99,13 +108,7 @@ struct ibv_mr *rxe2_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		return NULL;
 	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access,
 				    &mr->vmr);
-	if (err) {
-		free(mr);
-		errno = err;
-		return NULL;
-	}
-	mr->vmr.access = access;
-	return &mr->vmr.ibv_mr;
+	return rxe2_mr_registered(mr, err, access);
 }
 
 /*

@@ -115,8 +115,7 @@ int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 
 /*
  * A zero-based MR over [offset, offset + length) of the DM (ib_core has
- * checked the range and IB_ZERO_BASED).  Memory windows bind only to
- * ibv_reg_mr MRs; nothing here faults on demand.
+ * checked the range and IB_ZERO_BASED).
  */
 struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
@@ -129,11 +128,9 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	struct rxe2_mr *mr;
 	int ret;
 
-	ret = rxe2_mr_check_access(access);
+	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);
-	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
-		return ERR_PTR(-EINVAL);
 	if (!attr->length || attr->offset + attr->length > dm->size)
 		return ERR_PTR(-EINVAL);
 	mr = rxe2_mr_alloc(ibpd, access, true);

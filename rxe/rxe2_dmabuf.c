@@ -92,12 +92,9 @@ struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	struct rxe2_mr *mr;
 	int ret;
 
-	ret = rxe2_mr_check_access(access);
+	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);
-	/* windows bind only to ibv_reg_mr MRs; nothing to fault here */
-	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
-		return ERR_PTR(-EINVAL);
 	if (!length || length > rdev->attr.max_mr_size ||
 	    iova + length < iova || offset + length < offset)
 		return ERR_PTR(-EINVAL);

@@ -87,6 +87,20 @@ int rxe2_mr_check_access(int access)
 }
 
 /*
+ * Access for an MR over pages the device holds itself (shared MRs,
+ * device memory, dma-bufs): windows bind only to ibv_reg_mr MRs, and
+ * nothing there is faulted on demand.
+ */
+int rxe2_mr_check_access_held(int access)
+{
+	int ret = rxe2_mr_check_access(access);
+
+	if (!ret && (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)))
+		ret = -EINVAL;
+	return ret;
+}
+
+/*
  * The DMA MR is not counted against max_mr: ib_alloc_pd() creates it
  * behind the consumer's back and restrack does not show it, so counting
  * it would make the limit look one short to anyone checking with

@@ -186,12 +186,9 @@ static struct ib_mr *rxe2_shmr_reg(struct ib_pd *ibpd, u64 length,
 	u64 offset;
 	int ret;
 
-	ret = rxe2_mr_check_access(access);
+	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);
-	/* windows bind only to ibv_reg_mr MRs; the pages never move */
-	if (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
-		return ERR_PTR(-EINVAL);
 	if (udata->outlen < sizeof(resp))
 		return ERR_PTR(-EINVAL);
 

@@ -415,6 +415,7 @@ struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
+int rxe2_mr_check_access_held(int access);
 struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
 void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
 

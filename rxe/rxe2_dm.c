@@ -123,8 +123,6 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 {
 	struct rxe2_dm *dm = to_rdm(ibdm);
 	int access = attr->access_flags & ~IB_ZERO_BASED;
-	u8 *first = dm->mme->buf + (attr->offset & PAGE_MASK);
-	unsigned long i;
 	struct rxe2_mr *mr;
 	int ret;
 
@@ -137,15 +135,12 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->type = RXE2_MR_DM;
-	mr->first_off = offset_in_page(attr->offset);
-	mr->npages = DIV_ROUND_UP(mr->first_off + attr->length, PAGE_SIZE);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages) {
+	ret = rxe2_mr_kva_pages(mr, dm->mme->buf, attr->offset, attr->length);
+	if (ret) {
+		kvfree(mr->pages);
 		rxe2_mr_free(to_rdev(ibpd->device), mr);
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(ret);
 	}
-	for (i = 0; i < mr->npages; i++)
-		mr->pages[i] = vmalloc_to_page(first + i * PAGE_SIZE);
 	rxe2_mr_publish(mr, 0, attr->length);
 	return &mr->ibmr;
 }

@@ -21,7 +21,6 @@
  */
 #include <linux/dma-buf.h>
 #include <linux/iosys-map.h>
-#include <linux/vmalloc.h>
 
 #include "rxe2_verbs.h"
 
@@ -43,37 +42,6 @@ static void rxe2_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 #else
 	dma_buf_vunmap(dmabuf, map);
 #endif
-}
-
-/* the page behind a kernel address of the mapping, or NULL: not RAM */
-static struct page *rxe2_kva_page(const void *addr)
-{
-	struct page *pg;
-
-	if (!is_vmalloc_addr(addr))
-		return virt_addr_valid(addr) ? virt_to_page(addr) : NULL;
-	pg = vmalloc_to_page(addr);
-	return pg && pfn_valid(page_to_pfn(pg)) ? pg : NULL;
-}
-
-/* the pages of [offset, offset + length) of the mapping */
-static int rxe2_dmabuf_pages(struct rxe2_mr *mr, u64 offset, u64 length)
-{
-	const u8 *first = (const u8 *)mr->dmabuf_map.vaddr +
-			  (offset & PAGE_MASK);
-	unsigned long i;
-
-	mr->first_off = offset_in_page(offset);
-	mr->npages = DIV_ROUND_UP(mr->first_off + length, PAGE_SIZE);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages)
-		return -ENOMEM;
-	for (i = 0; i < mr->npages; i++) {
-		mr->pages[i] = rxe2_kva_page(first + i * PAGE_SIZE);
-		if (!mr->pages[i])
-			return -EOPNOTSUPP;
-	}
-	return 0;
 }
 
 #ifdef RXE2_HAVE_DMABUF_ATTRS
@@ -116,7 +84,7 @@ struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	ret = -EOPNOTSUPP;
 	if (mr->dmabuf_map.is_iomem)
 		goto err_vunmap;
-	ret = rxe2_dmabuf_pages(mr, offset, length);
+	ret = rxe2_mr_kva_pages(mr, mr->dmabuf_map.vaddr, offset, length);
 	if (ret)
 		goto err_vunmap;
 	mr->dmabuf = dmabuf;

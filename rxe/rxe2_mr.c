@@ -4,6 +4,7 @@
  * lookup contract the data path relies on.
  */
 #include <linux/delay.h>
+#include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
@@ -98,6 +99,41 @@ int rxe2_mr_check_access_held(int access)
 	if (!ret && (access & (IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND)))
 		ret = -EINVAL;
 	return ret;
+}
+
+/* the page behind a kernel address, or NULL: not RAM with a page struct */
+static struct page *rxe2_kva_page(const void *addr)
+{
+	struct page *pg;
+
+	if (!is_vmalloc_addr(addr))
+		return virt_addr_valid(addr) ? virt_to_page(addr) : NULL;
+	pg = vmalloc_to_page(addr);
+	return pg && pfn_valid(page_to_pfn(pg)) ? pg : NULL;
+}
+
+/*
+ * The page array of [offset, offset + length) of kernel memory mapped at
+ * base (a DM's buffer, a dma-buf's mapping).  -EOPNOTSUPP for memory
+ * without page structs; on failure the caller kvfree()s mr->pages.
+ */
+int rxe2_mr_kva_pages(struct rxe2_mr *mr, const void *base, u64 offset,
+		      u64 length)
+{
+	const u8 *first = (const u8 *)base + (offset & PAGE_MASK);
+	unsigned long i;
+
+	mr->first_off = offset_in_page(offset);
+	mr->npages = DIV_ROUND_UP(mr->first_off + length, PAGE_SIZE);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for (i = 0; i < mr->npages; i++) {
+		mr->pages[i] = rxe2_kva_page(first + i * PAGE_SIZE);
+		if (!mr->pages[i])
+			return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 /*

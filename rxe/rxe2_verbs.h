@@ -416,6 +416,8 @@ void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
 int rxe2_mr_check_access_held(int access);
+int rxe2_mr_kva_pages(struct rxe2_mr *mr, const void *base, u64 offset,
+		      u64 length);
 struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
 void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
 

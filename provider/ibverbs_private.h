@@ -189,7 +189,16 @@ struct verbs_dm {
 	uint32_t handle;
 };
 
-struct verbs_xrcd;
+/* an XRC domain: ibv_cmd_open_xrcd() fills handle and sets comp_mask */
+enum verbs_xrcd_mask {
+	VERBS_XRCD_HANDLE = 1 << 0,
+};
+
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;		/* enum verbs_xrcd_mask */
+	uint32_t handle;
+};
 
 /*
  * ibv_qp_to_qp_ex() casts every ibv_qp to this and reads comp_mask, so
@@ -412,6 +421,9 @@ RXE2_DECLARE_WRITE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 RXE2_DECLARE_WRITE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 RXE2_DECLARE_WRITE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 RXE2_DECLARE_WRITE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+RXE2_DECLARE_WRITE_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+RXE2_DECLARE_WRITE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+RXE2_DECLARE_WRITE_CMD(ibv_open_qp, ib_uverbs_open_qp);
 
 /* Extended commands: the uverbs header, the extended header, the core */
 #define RXE2_DECLARE_EX_CMD(name, kstruct)			\
@@ -565,6 +577,21 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+/* XRC: vxrcd_size and vqp_sz are sizeof(struct verbs_xrcd / verbs_qp) */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
@@ -750,6 +777,10 @@ RXE2_PIN_OFF(struct verbs_srq, xrcd, 136);
 RXE2_PIN_OFF(struct verbs_srq, cq, 144);
 RXE2_PIN_OFF(struct verbs_srq, srq_num, 152);
 RXE2_PIN_SIZE(struct verbs_srq, 160);
+RXE2_PIN_SIZE(struct ibv_xrcd, 8);
+RXE2_PIN_OFF(struct verbs_xrcd, comp_mask, 8);
+RXE2_PIN_OFF(struct verbs_xrcd, handle, 12);
+RXE2_PIN_SIZE(struct verbs_xrcd, 16);
 
 RXE2_PIN_SIZE(struct ibv_command_buffer, 56);
 RXE2_PIN_OFF(struct ibv_command_buffer, next_attr, 8);
@@ -780,6 +811,9 @@ RXE2_PIN_SIZE(struct ibv_query_qp, 24);
 RXE2_PIN_SIZE(struct ibv_create_srq, 40);
 RXE2_PIN_SIZE(struct ibv_modify_srq, 24);
 RXE2_PIN_SIZE(struct ibv_query_srq, 24);
+RXE2_PIN_SIZE(struct ibv_open_xrcd, 24);
+RXE2_PIN_SIZE(struct ibv_create_xsrq, 56);
+RXE2_PIN_SIZE(struct ibv_open_qp, 40);
 RXE2_PIN_SIZE(struct ib_uverbs_ex_cmd_hdr, 16);
 RXE2_PIN_SIZE(struct ibv_create_cq_ex, 56);
 RXE2_PIN_SIZE(struct ibv_create_qp_ex, 88);
@@ -796,6 +830,7 @@ RXE2_PIN_SIZE(struct ib_uverbs_ex_create_cq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_resize_cq_resp, 8);
 RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
+RXE2_PIN_SIZE(struct ib_uverbs_open_xrcd_resp, 4);
 RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);
 #endif /* __x86_64__ */
 

@@ -303,6 +303,7 @@ struct rxe2_qp {
 	int wr_err;			/* first error of the batch */
 	struct rxe2_send_wqe *wr_cur;	/* the WQE being built, or NULL */
 	bool wr_cur_ud;			/* wr_set_ud_addr seen for it */
+	bool wr_cur_xrc;		/* wr_set_xrc_srqn seen for it */
 	bool wr_cur_data;		/* a data setter seen for it */
 	uint64_t wr_cur_len;		/* bytes its data setter described */
 };
@@ -545,6 +546,17 @@ int rxe2_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int rxe2_destroy_srq(struct ibv_srq *ibsrq);
 int rxe2_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int rxe2_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+
+/* rxe2_xrc.c */
+#define RXE2_XRC_SRQN_MAX	0xffffffu	/* the XRCETH has 24 bits */
+struct ibv_xrcd *rxe2_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr);
+int rxe2_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_qp *rxe2_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr);
 
 /* rxe2_ah.c */
 struct ibv_ah *rxe2_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);

@@ -3,7 +3,9 @@
  * librxe2: queue pairs.  The kernel keeps the QP state machine; the
  * process owns the send ring and, without an SRQ, the receive ring.
  * Posting receives is pure user space (the kernel reads the producer
- * when a message arrives); the send side is in rxe2_send.c.
+ * when a message arrives); the send side is in rxe2_send.c.  An XRC_SEND
+ * QP has a send ring only, an XRC_RECV QP no ring at all (its messages
+ * land in XRC SRQs, rxe2_xrc.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 /* The init attributes this provider understands */
 #define RXE2_QP_INIT_ATTR_SUPPORTED (IBV_QP_INIT_ATTR_PD | \
+				     IBV_QP_INIT_ATTR_XRCD | \
 				     IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
@@ -28,13 +31,24 @@
 				IBV_QP_CREATE_SOURCE_QPN | \
 				IBV_QP_CREATE_PCI_WRITE_END_PADDING)
 
+/*
+ * An XRC_RECV QP belongs to an XRC domain and has neither PD nor CQs;
+ * the kernel resolves the handles in this context's file only.
+ */
+static int rxe2_check_xrc_recv_attr(struct ibv_context *ibctx,
+				    const struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    attr->xrcd->context != ibctx)
+		return EINVAL;
+	return rxe2_send_check_attr(attr);
+}
+
 static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 				   const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~(uint32_t)RXE2_QP_INIT_ATTR_SUPPORTED)
 		return EOPNOTSUPP;
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (attr->create_flags & ~(uint32_t)RXE2_QP_CREATE_DEFINED))
 		return EINVAL;
@@ -43,18 +57,25 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
-		break;
-	case IBV_QPT_RAW_PACKET:
 	case IBV_QPT_XRC_SEND:
+		break;
 	case IBV_QPT_XRC_RECV:
+		return rxe2_check_xrc_recv_attr(ibctx, attr);
+	case IBV_QPT_RAW_PACKET:
 	case IBV_QPT_DRIVER:
 		return EOPNOTSUPP;
 	default:
 		return EINVAL;
 	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
 
-	/* libibverbs dereferences both CQs when building the command */
-	if (!attr->send_cq || !attr->recv_cq)
+	/*
+	 * libibverbs dereferences both CQs when building the command (the
+	 * send CQ only for XRC_SEND, which receives nothing).
+	 */
+	if (!attr->send_cq ||
+	    (attr->qp_type != IBV_QPT_XRC_SEND && !attr->recv_cq))
 		return EINVAL;
 
 	/*
@@ -63,8 +84,10 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	 * silently name the wrong object.
 	 */
 	if (attr->pd->context != ibctx || attr->send_cq->context != ibctx ||
-	    attr->recv_cq->context != ibctx ||
+	    (attr->recv_cq && attr->recv_cq->context != ibctx) ||
 	    (attr->srq && attr->srq->context != ibctx))
+		return EINVAL;
+	if (attr->qp_type == IBV_QPT_XRC_SEND && attr->srq)
 		return EINVAL;
 	return rxe2_send_check_attr(attr);
 }
@@ -77,6 +100,9 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 	const struct ibv_qp_cap *cap = &attr->cap;
 	int err;
 
+	/* an XRC target: the kernel made it without rings (and udata) */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return 0;
 	err = rxe2_ring_map(ibctx, &qp->sq, RXE2_RING_SQ, &resp->sq,
 			    cap->max_send_wr,
 			    rxe2_send_slot_size(cap->max_send_sge,
@@ -84,7 +110,7 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 	if (err)
 		return err;
 
-	if (attr->srq) {
+	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND) {
 		if (!rxe2_ring_info_absent(&resp->rq)) {
 			rxe2_ring_unmap(&qp->sq);
 			return EPROTO;
@@ -164,7 +190,9 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	qp->single_thread = rxe2_pd_single_thread(attr->pd);
+	/* an XRC_RECV QP has no PD: nothing to post, no lock to spare */
+	qp->single_thread = attr->qp_type != IBV_QPT_XRC_RECV &&
+			    rxe2_pd_single_thread(attr->pd);
 	err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	if (err)
 		goto err_free;
@@ -186,7 +214,8 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 	attr->cap = granted.cap;
 	if (max_inl_recv)
 		*max_inl_recv = rsp.max_inl_recv;
-	qp->parent = rxe2_parent_get(attr->pd);
+	if (attr->qp_type != IBV_QPT_XRC_RECV)
+		qp->parent = rxe2_parent_get(attr->pd);
 	return &qp->vqp.qp;
 
 err_unmap:

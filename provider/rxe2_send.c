@@ -73,6 +73,8 @@ _Static_assert(sizeof(struct ib_uverbs_post_send_resp) == 4,
 			 RXE2_OP(IBV_WR_BIND_MW))
 #define RXE2_UD_OPCODES (RXE2_OP(IBV_WR_SEND) |				\
 			 RXE2_OP(IBV_WR_SEND_WITH_IMM))
+/* XRC: RC's, but binds (a type 2 window belongs to one QP, not a domain) */
+#define RXE2_XRC_OPCODES (RXE2_RC_OPCODES & ~RXE2_OP(IBV_WR_BIND_MW))
 
 /* Opcodes whose payload may be inline: the ones that carry local data out */
 #define RXE2_INLINE_OPCODES (RXE2_OP(IBV_WR_SEND) |			\
@@ -121,8 +123,10 @@ static uint32_t rxe2_qp_type_opcodes(enum ibv_qp_type type)
 		return RXE2_UC_OPCODES;
 	case IBV_QPT_UD:
 		return RXE2_UD_OPCODES;
+	case IBV_QPT_XRC_SEND:
+		return RXE2_XRC_OPCODES;
 	default:
-		return 0;
+		return 0;	/* XRC_RECV: no send queue */
 	}
 }
 
@@ -186,8 +190,10 @@ int rxe2_ring_doorbell(struct rxe2_qp *qp)
  * Refusing here keeps WQEs out of a ring the requester may not run on
  * until much later.
  */
-static bool rxe2_sq_postable(const struct ibv_qp *ibqp)
+static bool rxe2_sq_postable(struct ibv_qp *ibqp)
 {
+	if (!to_rqp(ibqp)->sq.map)	/* an XRC_RECV QP has no SQ */
+		return false;
 	switch (ibqp->state) {
 	case IBV_QPS_RESET:
 	case IBV_QPS_INIT:
@@ -286,12 +292,17 @@ static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr,
 		    wr->wr.ud.remote_qpn > 0xffffff)
 			return EINVAL;
 	}
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND &&
+	    wr->qp_type.xrc.remote_srqn > RXE2_XRC_SRQN_MAX)
+		return EINVAL;
 
 	wqe = rxe2_ring_slot(&qp->sq, qp->sq.mine);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = op;
 	wqe->send_flags = wr->send_flags | qp->sq_signal_all;
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
@@ -469,7 +480,8 @@ static void rxe2_wr_close_cur(struct rxe2_qp *qp)
 
 	if (!wqe)
 		return;
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !qp->wr_cur_ud) {
+	if ((qp->vqp.qp.qp_type == IBV_QPT_UD && !qp->wr_cur_ud) ||
+	    (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND && !qp->wr_cur_xrc)) {
 		rxe2_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -515,6 +527,7 @@ static struct rxe2_send_wqe *rxe2_wr_new(struct ibv_qp_ex *ibqpx,
 	qp->wr_room--;
 	qp->wr_cur = wqe;
 	qp->wr_cur_ud = false;
+	qp->wr_cur_xrc = false;
 	qp->wr_cur_data = false;
 	qp->wr_cur_len = 0;
 	return wqe;
@@ -799,10 +812,21 @@ static void rxe2_wr_send_tso(struct ibv_qp_ex *ibqpx, void *hdr,
 	rxe2_wr_fail(qp, EOPNOTSUPP);
 }
 
+/* an XRC_SEND WR's destination: the XRC SRQ at the target */
 static void rxe2_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx, uint32_t remote_srqn)
 {
-	(void)remote_srqn;
-	rxe2_wr_fail(to_rqp_ex(ibqpx), EOPNOTSUPP);
+	struct rxe2_qp *qp = to_rqp_ex(ibqpx);
+	struct rxe2_send_wqe *wqe = rxe2_wr_cur(qp);
+
+	if (!wqe)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND ||
+	    remote_srqn > RXE2_XRC_SRQN_MAX) {
+		rxe2_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->xrc_srqn = remote_srqn;
+	qp->wr_cur_xrc = true;
 }
 
 /* the 8 bytes at atomic_wr land at remote_addr as they are, in one store */

@@ -8,6 +8,52 @@
 
 #include "rxe2.h"
 
+/* a new SRQ's object: its lock, before the kernel is asked */
+static struct rxe2_srq *rxe2_srq_alloc(void)
+{
+	struct rxe2_srq *srq = calloc(1, sizeof(*srq));
+	int err;
+
+	if (!srq)
+		return NULL;
+	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(srq);
+		errno = err;
+		return NULL;
+	}
+	return srq;
+}
+
+static void rxe2_srq_free(struct rxe2_srq *srq)
+{
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+}
+
+/*
+ * The kernel made the SRQ with what attr says now: map its ring.  On
+ * failure the SRQ is destroyed and freed.
+ */
+static int rxe2_srq_finish(struct rxe2_srq *srq, struct ibv_pd *ibpd,
+			   const struct ibv_srq_attr *attr,
+			   const struct rxe2_create_srq_rsp *rsp)
+{
+	int err;
+
+	err = rxe2_ring_map(ibpd->context, &srq->rq, RXE2_RING_RQ,
+			    &rsp->drv.rq, attr->max_wr,
+			    rxe2_recv_slot_size(attr->max_sge));
+	if (err) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		rxe2_srq_free(srq);
+		return err;
+	}
+	srq->max_sge = attr->max_sge;
+	srq->parent = rxe2_parent_get(ibpd);
+	return 0;
+}
+
 struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
 				struct ibv_srq_init_attr *attr)
 {
@@ -18,39 +64,106 @@ struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
 	struct rxe2_srq *srq;
 	int err;
 
-	srq = calloc(1, sizeof(*srq));
+	srq = rxe2_srq_alloc();
 	if (!srq)
 		return NULL;
-	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-
 	err = ibv_cmd_create_srq(ibpd, &srq->vsrq.srq, &granted, &cmd,
 				 sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
-	if (err)
-		goto err_lock;
-
-	err = rxe2_ring_map(ibpd->context, &srq->rq, RXE2_RING_RQ, &rsp.drv.rq,
-			    granted.attr.max_wr,
-			    rxe2_recv_slot_size(granted.attr.max_sge));
-	if (err)
-		goto err_destroy;
-
+	if (err) {
+		rxe2_srq_free(srq);
+		errno = err;
+		return NULL;
+	}
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	srq->max_sge = granted.attr.max_sge;
+	err = rxe2_srq_finish(srq, ibpd, &granted.attr, &rsp);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	attr->attr.max_wr = granted.attr.max_wr;
 	attr->attr.max_sge = granted.attr.max_sge;
-	srq->parent = rxe2_parent_get(ibpd);
 	return &srq->vsrq.srq;
+}
 
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_lock:
-	pthread_spin_destroy(&srq->lock);
-err_free:
-	free(srq);
+#define RXE2_SRQ_INIT_ATTR_SUPPORTED (IBV_SRQ_INIT_ATTR_TYPE | \
+				      IBV_SRQ_INIT_ATTR_PD | \
+				      IBV_SRQ_INIT_ATTR_XRCD | \
+				      IBV_SRQ_INIT_ATTR_CQ)
+
+/*
+ * ibv_create_srq_ex: a basic SRQ as ibv_create_srq makes it, or an XRC
+ * SRQ (its own CQ, an XRC domain, a number for the initiators to name).
+ * Tag matching SRQs are EOPNOTSUPP.
+ */
+struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr_ex granted = *attr;
+	struct rxe2_create_srq_rsp rsp = {};
+	struct ibv_create_xsrq cmd = {};
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+	struct rxe2_srq *srq;
+	int err = EINVAL;
+
+	if (attr->comp_mask & ~(uint32_t)RXE2_SRQ_INIT_ATTR_SUPPORTED) {
+		errno = attr->comp_mask & IBV_SRQ_INIT_ATTR_TM ?
+			EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != ibctx)
+		goto err;
+	if (type == IBV_SRQT_BASIC) {
+		struct ibv_srq_init_attr basic = {
+			.srq_context = attr->srq_context,
+			.attr = attr->attr,
+		};
+		struct ibv_srq *ibsrq = rxe2_create_srq(attr->pd, &basic);
+
+		if (ibsrq)
+			attr->attr = basic.attr;
+		return ibsrq;
+	}
+	if (type != IBV_SRQT_XRC) {
+		err = type == IBV_SRQT_TM ? EOPNOTSUPP : EINVAL;
+		goto err;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
+	    attr->xrcd->context != ibctx || attr->cq->context != ibctx)
+		goto err;
+
+	srq = rxe2_srq_alloc();
+	if (!srq)
+		return NULL;
+	err = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, &granted, &cmd,
+				    sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
+	if (err) {
+		rxe2_srq_free(srq);
+		goto err;
+	}
+	err = rxe2_srq_finish(srq, attr->pd, &granted.attr, &rsp);
+	if (err)
+		goto err;
+	attr->attr.max_wr = granted.attr.max_wr;
+	attr->attr.max_sge = granted.attr.max_sge;
+	return &srq->vsrq.srq;
+err:
 	errno = err;
 	return NULL;
+}
+
+/* the number XRC_SEND work requests name; only XRC SRQs have one */
+int rxe2_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct rxe2_srq *srq = to_rsrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 /*
@@ -106,9 +219,8 @@ int rxe2_destroy_srq(struct ibv_srq *ibsrq)
 	if (err)
 		return err;
 	rxe2_ring_unmap(&srq->rq);
-	pthread_spin_destroy(&srq->lock);
 	rxe2_parent_put(srq->parent);
-	free(srq);
+	rxe2_srq_free(srq);
 	return 0;
 }
 

@@ -67,6 +67,7 @@ enum rxe2_drop_reason {
 	RXE2_DROP_BAD_QKEY,	/* UD: a Q_Key not the QP's */
 	RXE2_DROP_NO_RECV,	/* no usable receive WQE (UD; RC after RNR) */
 	RXE2_DROP_TOO_LONG,	/* UD: longer than the receive buffers */
+	RXE2_DROP_XRC_SRQ,	/* XRC: no XRC SRQ of the target's domain */
 	RXE2_DROP_NUM
 };
 

@@ -497,12 +497,12 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 
 		syn = ntohl(a->smsn) >> 24;
 		if ((syn & RXE2_AETH_TYPE_MASK) != RXE2_AETH_ACK) {
-			if (pkt->opcode == RXE2_OP_ACK)
+			if (rxe2_op_of(pkt->opcode) == RXE2_OP_ACK)
 				rxe2_comp_nak(qp, pkt, syn);
 			return;
 		}
 	}
-	if (pkt->opcode == RXE2_OP_ACK)
+	if (rxe2_op_of(pkt->opcode) == RXE2_OP_ACK)
 		rxe2_comp_ack(qp, pkt->psn);
 	else
 		rxe2_comp_read_resp(qp, pkt);
@@ -517,7 +517,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 		clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	/* SQD still retries: its outstanding WQEs must complete */
 	if (!test_and_clear_bit(RXE2_QPF_RETRY, &dp->flags) ||
-	    qp->ibqp.qp_type != IB_QPT_RC ||
+	    !rxe2_qp_requests_acked(qp) ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
 		return;
@@ -552,7 +552,34 @@ static bool rxe2_rq_flush_one(struct rxe2_qp *qp, u64 wr_id)
 		.port_num = RXE2_PORT,
 	};
 
-	return !rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &cqe, false);
+	return !rxe2_cq_post(rxe2_qp_recv_cq(qp), &cqe, false);
+}
+
+/*
+ * The receive WQE a message was being placed into.  An XRC target's
+ * belongs to the SRQ of that message, on whose CQ it completes when the
+ * SRQ is still there; gone with it otherwise.
+ */
+static void rxe2_flush_rwqe(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u64 wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
+
+	if (!dp->have_rwqe)
+		return;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		if (rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn,
+				       dp->xrc_msg_serial)) {
+			if (rxe2_rq_flush_one(qp, wr_id))
+				dp->have_rwqe = false;
+			rxe2_xrc_srq_leave(qp);
+		} else {
+			dp->have_rwqe = false;
+		}
+		return;
+	}
+	if (rxe2_rq_flush_one(qp, wr_id))
+		dp->have_rwqe = false;
 }
 
 /* QP in ERROR: complete everything still queued, in order */
@@ -603,13 +630,14 @@ void rxe2_flush(struct rxe2_qp *qp)
 	dp->req_next = qp->sq.dev_index;
 	dp->req_offset = 0;
 
-	/* the receive WQE a message was being placed into */
-	if (dp->have_rwqe &&
-	    rxe2_rq_flush_one(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id))
-		dp->have_rwqe = false;
+	rxe2_flush_rwqe(qp);
 	dp->in_msg = false;
 	WRITE_ONCE(dp->rd_active, false);
 	rxe2_resp_drop_holds(qp);
+	/* XRC QPs have neither; an XRC SRQ keeps its WQEs */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	    qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return;
 	if (!qp->has_rq) {
 		/* an SRQ keeps its WQEs: tell the consumer we take no more */
 		if (!dp->last_wqe_sent && qp->ibqp.event_handler) {

@@ -67,7 +67,8 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	 * IB_WR_REG_MR), LOCAL_INV and SEND_WITH_INV, which nvme-rdma and
 	 * other kernel consumers require.  MEM_WINDOW, TYPE_2B: memory
 	 * windows of type 1 and 2B (rxe2_mw.c).  IBTA 1.5 ATOMIC WRITE and
-	 * FLUSH with global placement (rxe2_place.c); not persistent.
+	 * FLUSH with global placement (rxe2_place.c); not persistent.  XRC
+	 * domains, SRQs and QPs (rxe2_xrc.c).
 	 */
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_SYS_IMAGE_GUID |
@@ -76,6 +77,7 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IB_DEVICE_XRC |
 			      RXE2_DEVICE_ATOMIC_WRITE |
 			      RXE2_DEVICE_FLUSH_GLOBAL;
 	/*
@@ -93,6 +95,10 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
 		IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
 		IB_ODP_SUPPORT_SRQ_RECV;
+	/* an XRC target is an RC responder over SRQs */
+	a->odp_caps.per_transport_caps.xrc_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
 	a->odp_caps.per_transport_caps.uc_odp_caps = IB_ODP_SUPPORT_SEND |
 		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
 		IB_ODP_SUPPORT_SRQ_RECV;
@@ -269,6 +275,7 @@ static const struct {
 	{ "rx_bad_qkey", RXE2_SRC_DROP, RXE2_DROP_BAD_QKEY },
 	{ "rx_no_recv_wqe", RXE2_SRC_DROP, RXE2_DROP_NO_RECV },
 	{ "rx_too_long", RXE2_SRC_DROP, RXE2_DROP_TOO_LONG },
+	{ "rx_bad_xrc_srq", RXE2_SRC_DROP, RXE2_DROP_XRC_SRQ },
 	{ "ack_timeouts", RXE2_SRC_DP, RXE2_DPC_ACK_TIMEOUTS },
 	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
 	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },

@@ -75,6 +75,38 @@ static inline struct rxe2_dev *rxe2_qp_rdev(struct rxe2_qp *qp)
 	return to_rdev(qp->ibqp.device);
 }
 
+/* a requester whose requests are acknowledged: RC, XRC's initiator */
+static inline bool rxe2_qp_requests_acked(struct rxe2_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI;
+}
+
+/* a responder that acknowledges: RC, XRC's target */
+static inline bool rxe2_qp_acks(struct rxe2_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* the transport bits of the opcodes the QP sends (RXE2_TRANSPORT_*) */
+static inline u8 rxe2_qp_transport(struct rxe2_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return RXE2_TRANSPORT_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return RXE2_TRANSPORT_UD;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return RXE2_TRANSPORT_XRC;
+	default:
+		return RXE2_TRANSPORT_RC;
+	}
+}
+
+
 /* rxe2_task.c */
 int rxe2_dp_init(void);
 void rxe2_dp_exit(void);
@@ -224,6 +256,16 @@ struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
 void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			bool placement, u64 orig);
 void rxe2_atomic_store(u64 *p, u64 v);
+
+/*
+ * rxe2_xrc.c: the XRC target's responder.  A request finds its XRC SRQ
+ * by the XRCETH (rxe2_xrc_resp_rx() around rxe2_resp_rx()); READ
+ * responses sent later and the flush of a receive WQE find the SRQ of
+ * their message again (enter/leave).
+ */
+void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial);
+void rxe2_xrc_srq_leave(struct rxe2_qp *qp);
 
 /* rxe2_place.c: IBTA 1.5 ATOMIC WRITE and FLUSH at the responder */
 void rxe2_resp_placement(struct rxe2_qp *qp, struct rxe2_pkt *pkt);

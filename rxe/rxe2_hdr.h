@@ -93,6 +93,17 @@ struct rxe2_feth {
 #define RXE2_FETH_SEL_SHIFT	4
 #define RXE2_FETH_SEL_MASK	0x30
 
+/*
+ * XRC Extended Transport Header, 4 bytes: resv8 then the XRC SRQ number
+ * of the target.  Every XRC request carries it, right after the BTH;
+ * responses do not.
+ */
+struct rxe2_xrceth {
+	__be32 srqn;
+};
+
+#define RXE2_XRC_SRQN_MASK	0xffffffu
+
 /* Datagram Extended Transport Header, 8 bytes */
 struct rxe2_deth {
 	__be32 qkey;
@@ -105,6 +116,7 @@ struct rxe2_deth {
 #define RXE2_TRANSPORT_RC	0x00
 #define RXE2_TRANSPORT_UC	0x20
 #define RXE2_TRANSPORT_UD	0x60
+#define RXE2_TRANSPORT_XRC	0xa0	/* RC's operations, 0xa0 + RC opcode */
 #define RXE2_TRANSPORT_MASK	0xe0
 
 enum rxe2_opcode {
@@ -155,6 +167,7 @@ enum rxe2_opf {
 	RXE2_OPF_VALID		= 1 << 15,
 	RXE2_OPF_FETH		= 1 << 16,
 	RXE2_OPF_PLACE		= 1 << 17,	/* ATOMIC WRITE or FLUSH */
+	RXE2_OPF_XRCETH		= 1 << 18,	/* an XRC request */
 };
 
 struct rxe2_opinfo {
@@ -169,10 +182,13 @@ static inline unsigned int rxe2_ext_off(u32 flags, enum rxe2_opf which)
 {
 	unsigned int off = sizeof(struct rxe2_bth);
 
-	if (which == RXE2_OPF_DETH)
+	/* DETH (UD) or XRCETH (XRC requests) comes first; never both */
+	if (which == RXE2_OPF_DETH || which == RXE2_OPF_XRCETH)
 		return off;
 	if (flags & RXE2_OPF_DETH)
 		off += sizeof(struct rxe2_deth);
+	if (flags & RXE2_OPF_XRCETH)
+		off += sizeof(struct rxe2_xrceth);
 	/* FLUSH: the FETH comes before the RETH */
 	if (which == RXE2_OPF_FETH)
 		return off;
@@ -195,6 +211,15 @@ static inline unsigned int rxe2_ext_off(u32 flags, enum rxe2_opf which)
 	if (flags & RXE2_OPF_ATMACK)
 		off += sizeof(struct rxe2_atmack);
 	return off;	/* ImmDt or IETH */
+}
+
+/*
+ * The operation of an RC, UC or XRC opcode as its RC opcode: XRC opcodes
+ * are 0xa0 + the RC opcode, UC's 0x20 + it.  (Not for UD.)
+ */
+static inline u8 rxe2_op_of(u8 opcode)
+{
+	return opcode & ~RXE2_TRANSPORT_MASK;
 }
 
 /* 24-bit PSN arithmetic: a - b as a signed distance */

@@ -1024,7 +1024,7 @@ int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access)
 	/* ib_reg_wr's key must carry the index of ib_reg_wr's MR */
 	if ((mr_key ^ key) & ~0xffu)
 		return status;
-	mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	mr = rxe2_frmr_find(key, rxe2_qp_pd(qp));
 	if (!mr)
 		return status;
 	if (rxe2_mr_check_access(access))
@@ -1080,7 +1080,7 @@ int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key)
 
 	if (rxe2_key_is_mw(key))
 		return rxe2_mw_invalidate(qp, key);
-	mr = rxe2_frmr_find(key, qp->ibqp.pd);
+	mr = rxe2_frmr_find(key, rxe2_qp_pd(qp));
 	if (!mr)
 		return status;
 	spin_lock_irqsave(&mr->lock, flags);

@@ -218,7 +218,7 @@ int rxe2_mw_invalidate(struct rxe2_qp *qp, u32 key)
 
 	rcu_read_lock();
 	mw = xa_load(&rxe2_mw_xa, rxe2_mw_index(key));
-	if (mw && mw->ibmw.pd == qp->ibqp.pd &&
+	if (mw && mw->ibmw.pd == rxe2_qp_pd(qp) &&
 	    mw->ibmw.type == IB_MW_TYPE_2) {
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->key == key) {
@@ -258,7 +258,7 @@ struct rxe2_mr *rxe2_mw_lookup(struct rxe2_qp *qp, u32 rkey, u64 *va, u64 len,
 
 	rcu_read_lock();
 	mw = xa_load(&rxe2_mw_xa, rxe2_mw_index(rkey));
-	if (mw && mw->ibmw.pd == qp->ibqp.pd) {
+	if (mw && mw->ibmw.pd == rxe2_qp_pd(qp)) {
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->state == RXE2_MR_VALID && mw->key == rkey &&
 		    !(access & ~mw->access) &&

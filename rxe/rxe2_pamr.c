@@ -197,7 +197,7 @@ bool rxe2_sges_name_pa_mr(struct rxe2_qp *qp, const struct rxe2_sge *sge,
 
 		if (!sge[i].length)
 			continue;
-		mr = rxe2_mr_lookup(rdev, sge[i].lkey, qp->ibqp.pd, 0);
+		mr = rxe2_mr_lookup(rdev, sge[i].lkey, rxe2_qp_pd(qp), 0);
 		if (mr) {
 			pa = mr->type == RXE2_MR_PA;
 			rxe2_mr_put(mr);

@@ -146,6 +146,8 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	.post_send = rxe2_post_send,
 	.post_recv = rxe2_post_recv,
 
+	.alloc_xrcd = rxe2_alloc_xrcd,
+	.dealloc_xrcd = rxe2_dealloc_xrcd,
 	.create_srq = rxe2_create_srq,
 	.modify_srq = rxe2_modify_srq,
 	.query_srq = rxe2_query_srq,
@@ -160,4 +162,5 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, rxe2_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rxe2_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rxe2_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, rxe2_xrcd, ibxrcd),
 };

@@ -84,7 +84,7 @@ static int rxe2_resp_flush(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return RXE2_NAK_INV_REQ;
 	if (level == RXE2_FLUSH_MR) {
 		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), ntohl(r->rkey),
-				    qp->ibqp.pd, RXE2_ACCESS_FLUSH_GLOBAL);
+				    rxe2_qp_pd(qp), RXE2_ACCESS_FLUSH_GLOBAL);
 		if (mr && !rxe2_qp_may_use_mr(qp, mr)) {
 			rxe2_mr_put(mr);
 			mr = NULL;

@@ -106,6 +106,24 @@ static int rxe2_qp_check_cap(struct rxe2_dev *rdev,
 }
 
 /*
+ * The objects a QP of each type needs: an XRC target only its domain
+ * (its SRQs bring CQ and PD), an XRC initiator a send CQ, the others a
+ * send CQ and a receive CQ or an SRQ.
+ */
+static int rxe2_qp_check_objects(const struct ib_qp_init_attr *init)
+{
+	switch (init->qp_type) {
+	case IB_QPT_XRC_TGT:
+		return init->xrcd ? 0 : -EINVAL;
+	case IB_QPT_XRC_INI:
+		return init->send_cq && !init->srq ? 0 : -EINVAL;
+	default:
+		return init->send_cq && (init->recv_cq || init->srq) ?
+		       0 : -EINVAL;
+	}
+}
+
+/*
  * A create flag the device does not advertise is EOPNOTSUPP (as mlx5
  * answers); the one it has, blocking the loopback of the QP's own
  * multicast sends, only means something for UD.
@@ -132,6 +150,13 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 	u32 slot, room;
 	int ret;
 
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		/* no queue of its own: an empty SQ keeps its requester idle */
+		memset(cap, 0, sizeof(*cap));
+		return rxe2_ring_init(&qp->sq, 1, rxe2_send_slot_size(0, 0),
+				      false, NULL);
+	}
+
 	slot = rxe2_send_slot_size(cap->max_send_sge, cap->max_inline_data);
 	ret = rxe2_ring_init(&qp->sq, cap->max_send_wr, slot, false, udata);
 	if (ret)
@@ -143,7 +168,8 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 				     a->max_send_sge);
 	qp->cap.max_inline_data = min_t(u32, room, rdev->max_inline_data);
 
-	qp->has_rq = !init->srq;
+	/* an XRC initiator receives nothing */
+	qp->has_rq = !init->srq && init->qp_type != IB_QPT_XRC_INI;
 	if (qp->has_rq) {
 		slot = rxe2_recv_slot_size(cap->max_recv_sge);
 		ret = rxe2_ring_init(&qp->rq, cap->max_recv_wr, slot, false,
@@ -180,6 +206,8 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
 		break;
 	case IB_QPT_GSI:
 		/* QP1 belongs to ib_mad; a process never gets one */
@@ -194,12 +222,15 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = rxe2_qp_check_create_flags(rdev, init);
 	if (ret)
 		return ret;
-	if (!init->send_cq || (!init->recv_cq && !init->srq))
-		return -EINVAL;
+	ret = rxe2_qp_check_objects(init);
+	if (ret)
+		return ret;
 	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    init->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
-	ret = rxe2_qp_check_cap(rdev, init);
+	/* an XRC target takes none: ib_core creates it without udata */
+	ret = init->qp_type == IB_QPT_XRC_TGT ? 0 :
+	      rxe2_qp_check_cap(rdev, init);
 	if (ret)
 		return ret;
 	if (udata) {
@@ -217,7 +248,12 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return ret;
 	}
 
-	qp->is_user = !!udata;
+	/*
+	 * ib_core makes a process's XRC target as a kernel QP (no udata);
+	 * it serves processes' SRQs and memory only.
+	 */
+	qp->is_user = udata || init->qp_type == IB_QPT_XRC_TGT;
+	qp->xrcd = init->xrcd;
 	qp->block_mcast_lb = init->create_flags &
 			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	qp->serial = atomic64_inc_return(&rxe2_qp_serial);
@@ -619,7 +655,7 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	struct rxe2_qp_dp *dp = &qp->dp;
-	bool rc = ibqp->qp_type == IB_QPT_RC;
+	bool rc = rxe2_qp_requests_acked(qp);
 	struct rxe2_res_u32 d[] = {
 		/* the requester: next PSN, for RC the first unacknowledged */
 		{ "sq_psn", 0, true },

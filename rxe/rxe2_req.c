@@ -56,10 +56,12 @@ static bool rxe2_is_local_op(u32 op)
  */
 static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 {
+	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_INI;
+
 	switch (op) {
 	case IB_UVERBS_WR_LOCAL_INV:
 		return qp->ibqp.qp_type == IB_QPT_RC ||
-		       qp->ibqp.qp_type == IB_QPT_UC;
+		       qp->ibqp.qp_type == IB_QPT_UC || xrc;
 	case IB_WR_REG_MR:
 		return !qp->is_user && (qp->ibqp.qp_type == IB_QPT_RC ||
 					qp->ibqp.qp_type == IB_QPT_UC);
@@ -72,11 +74,13 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		return qp->ibqp.qp_type == IB_QPT_RC ||
-		       qp->ibqp.qp_type == IB_QPT_UC;
+		       qp->ibqp.qp_type == IB_QPT_UC || xrc;
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_UVERBS_WR_SEND_WITH_INV:
+		return qp->ibqp.qp_type == IB_QPT_RC || xrc;
+	/* IBTA 1.5 defines them for XRC too; rxe2 has them on RC only */
 	case RXE2_WR_ATOMIC_WRITE:
 	case RXE2_WR_FLUSH:
 		return qp->ibqp.qp_type == IB_QPT_RC;
@@ -142,6 +146,8 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 	info->length = 0;
 
 	if (!rxe2_op_ok(qp, w->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->xrc_srqn & ~RXE2_XRC_SRQN_MASK)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (rxe2_is_local_op(w->opcode))
 		return 0;	/* no data: keys are checked when it runs */
@@ -210,9 +216,7 @@ static int rxe2_req_ud_av(struct rxe2_qp *qp, u32 ah_num, struct rxe2_av *av)
 
 static u8 rxe2_wire_op(struct rxe2_qp *qp, u32 op, bool first, bool last)
 {
-	u8 base = qp->ibqp.qp_type == IB_QPT_UC ? RXE2_TRANSPORT_UC :
-		  qp->ibqp.qp_type == IB_QPT_RC ? RXE2_TRANSPORT_RC :
-		  RXE2_TRANSPORT_UD;
+	u8 base = rxe2_qp_transport(qp);
 
 	switch (op) {
 	case IB_UVERBS_WR_SEND:
@@ -225,9 +229,10 @@ static u8 rxe2_wire_op(struct rxe2_qp *qp, u32 op, bool first, bool last)
 			       last ? RXE2_OP_SEND_LAST_IMM :
 			       RXE2_OP_SEND_MIDDLE);
 	case IB_UVERBS_WR_SEND_WITH_INV:
-		return first && last ? RXE2_OP_SEND_ONLY_INV :
-		       first ? RXE2_OP_SEND_FIRST :
-		       last ? RXE2_OP_SEND_LAST_INV : RXE2_OP_SEND_MIDDLE;
+		return base + (first && last ? RXE2_OP_SEND_ONLY_INV :
+			       first ? RXE2_OP_SEND_FIRST :
+			       last ? RXE2_OP_SEND_LAST_INV :
+			       RXE2_OP_SEND_MIDDLE);
 	case IB_UVERBS_WR_RDMA_WRITE:
 		return base + (first && last ? RXE2_OP_WRITE_ONLY :
 			       first ? RXE2_OP_WRITE_FIRST :
@@ -239,15 +244,15 @@ static u8 rxe2_wire_op(struct rxe2_qp *qp, u32 op, bool first, bool last)
 			       last ? RXE2_OP_WRITE_LAST_IMM :
 			       RXE2_OP_WRITE_MIDDLE);
 	case IB_UVERBS_WR_RDMA_READ:
-		return RXE2_OP_READ_REQ;
+		return base + RXE2_OP_READ_REQ;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return RXE2_OP_CMP_SWAP;
+		return base + RXE2_OP_CMP_SWAP;
 	case RXE2_WR_ATOMIC_WRITE:
 		return RXE2_OP_ATOMIC_WRITE;
 	case RXE2_WR_FLUSH:
 		return RXE2_OP_FLUSH;
 	default:
-		return RXE2_OP_FETCH_ADD;
+		return base + RXE2_OP_FETCH_ADD;
 	}
 }
 
@@ -287,7 +292,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = rxe2_qp_requests_acked(qp);
 	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
 		  qp->ibqp.qp_type == IB_QPT_GSI;
 	u32 mtu = ud ? info->length : dp->mtu;
@@ -348,6 +353,12 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 			qkey = qp->attr.qkey;
 		d->qkey = htonl(qkey);
 		d->sqp = htonl(qp->ibqp.qp_num);
+	}
+	if (oi->flags & RXE2_OPF_XRCETH) {
+		struct rxe2_xrceth *x = (void *)bth + rxe2_ext_off(oi->flags,
+							   RXE2_OPF_XRCETH);
+
+		x->srqn = htonl(w->xrc_srqn);
 	}
 	if (oi->flags & RXE2_OPF_RETH)
 		rxe2_req_reth(w, info->length, off, (void *)bth +
@@ -529,7 +540,7 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = rxe2_qp_requests_acked(qp);
 	int avail;
 
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)

@@ -79,8 +79,9 @@ static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
 	*skb = rxe2_tx_alloc(qp, rxe2_opinfo[op].hdr_len, paylen, &bth);
 	if (!*skb)
 		return NULL;
-	rxe2_bth_init(bth, op, false, (4 - (paylen & 3)) & 3,
-		      qp->attr.dest_qp_num, false, psn);
+	/* op is the RC opcode; an XRC target answers with XRC's */
+	rxe2_bth_init(bth, rxe2_qp_transport(qp) | op, false,
+		      (4 - (paylen & 3)) & 3, qp->attr.dest_qp_num, false, psn);
 	return bth;
 }
 
@@ -155,7 +156,7 @@ static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 				    w->num_sge);
 	}
 	qp->dp.rcv_inline = false;
-	if (rxe2_cq_post(to_rcq(qp->ibqp.recv_cq), &ic->cqe, solicited)) {
+	if (rxe2_cq_post(rxe2_qp_recv_cq(qp), &ic->cqe, solicited)) {
 		rxe2_qp_error(qp);
 		return;
 	}
@@ -205,7 +206,7 @@ static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_srq *srq = qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
+	struct rxe2_srq *srq = rxe2_qp_srq(qp);
 	struct rxe2_ring *r = srq ? &srq->ring : &qp->rq;
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
@@ -303,7 +304,7 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (rxe2_qp_acks(qp))
 		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
 	rxe2_resp_drop_holds(qp);
 	if (dp->have_rwqe) {
@@ -316,7 +317,7 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (rxe2_qp_acks(qp)) {
 		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_RNR_ERR);
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
@@ -338,7 +339,7 @@ static bool rxe2_resp_forced_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	enum rxe2_fault_action act = RXE2_FAULT_NONE;
 
 	if (((pkt->flags & RXE2_OPF_SEND) ||
-	     pkt->opcode == RXE2_OP_WRITE_ONLY_IMM) &&
+	     rxe2_op_of(pkt->opcode) == RXE2_OP_WRITE_ONLY_IMM) &&
 	    rxe2_fault_on(rdev, RXE2_FAULT_ON_RNR))
 		act = rxe2_fault_fire(rdev, RXE2_FAULT_ON_RNR, qpn,
 				      pkt->opcode, NULL);
@@ -382,9 +383,9 @@ struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
 		mr = rxe2_mw_lookup(qp, rkey, va, len, access);
 	else if (hold)
 		mr = rxe2_mr_msg_lookup(hold, 1, NULL, rxe2_qp_rdev(qp), rkey,
-					qp->ibqp.pd, access);
+					rxe2_qp_pd(qp), access);
 	else
-		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, qp->ibqp.pd,
+		mr = rxe2_mr_lookup(rxe2_qp_rdev(qp), rkey, rxe2_qp_pd(qp),
 				    access);
 	if (!mr)
 		return NULL;
@@ -473,7 +474,7 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
 			      dp->rcv_offset, flags, ex, pkt->se);
 	}
-	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->ackreq)
+	if (rxe2_qp_acks(qp) && pkt->ackreq)
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      pkt->psn);
 }
@@ -565,9 +566,16 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				      pkt->se);
 		}
 	}
-	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->ackreq)
+	if (rxe2_qp_acks(qp) && pkt->ackreq)
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 			      pkt->psn);
+}
+
+/* no more responses (the requester asks again if it still wants them) */
+static void rxe2_resp_read_stop(struct rxe2_qp *qp)
+{
+	WRITE_ONCE(qp->dp.rd_active, false);
+	rxe2_mr_msg_end(&qp->dp.rd_hold, 1);
 }
 
 /*
@@ -577,7 +585,7 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
  * all read one translation; between runs only that hold stays, which a
  * dereg does not wait for.
  */
-void rxe2_resp_read_cont(struct rxe2_qp *qp)
+static void rxe2_resp_read_stream(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_mr *mr = NULL;
@@ -585,16 +593,14 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 	int budget = 64;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
-		WRITE_ONCE(dp->rd_active, false);
-		rxe2_mr_msg_end(&dp->rd_hold, 1);
+		rxe2_resp_read_stop(qp);
 		return;
 	}
 	if (dp->rd_len) {
 		mr = rxe2_resp_mr(qp, &dp->rd_hold, dp->rd_rkey, &mr_va,
 				  dp->rd_len, IB_ACCESS_REMOTE_READ);
 		if (!mr) {
-			WRITE_ONCE(dp->rd_active, false);	/* gone: the requester retries */
-			rxe2_mr_msg_end(&dp->rd_hold, 1);
+			rxe2_resp_read_stop(qp);	/* the requester retries */
 			return;
 		}
 	}
@@ -633,6 +639,24 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 		rxe2_qp_kick(qp);
 	else
 		rxe2_mr_msg_end(&dp->rd_hold, 1);
+}
+
+/* the READ responses still to send, from rxe2_rx_run() too */
+void rxe2_resp_read_cont(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	/* an XRC target answers through the PD of the READ's SRQ */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && !dp->xrc_srq) {
+		if (rxe2_xrc_srq_enter(qp, dp->rd_srqn, dp->rd_srq_serial)) {
+			rxe2_resp_read_stream(qp);
+			rxe2_xrc_srq_leave(qp);
+		} else {
+			rxe2_resp_read_stop(qp);
+		}
+		return;
+	}
+	rxe2_resp_read_stream(qp);
 }
 
 /* an RDMA READ request (new or duplicate): answer from its PSN */
@@ -681,6 +705,10 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	dp->rd_len = len;
 	dp->rd_off = 0;
 	dp->rd_psn = pkt->psn;
+	if (dp->xrc_srq) {	/* its PD checks the rkey at every run */
+		dp->rd_srqn = dp->xrc_srq->index;
+		dp->rd_srq_serial = dp->xrc_srq->serial;
+	}
 	WRITE_ONCE(dp->rd_active, true);
 	rxe2_resp_read_cont(qp);
 }
@@ -757,7 +785,7 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	ret = rxe2_do_atomic(mr, va, pkt->opcode == RXE2_OP_CMP_SWAP,
+	ret = rxe2_do_atomic(mr, va, rxe2_op_of(pkt->opcode) == RXE2_OP_CMP_SWAP,
 			     be64_to_cpu(a->swap_add), be64_to_cpu(a->cmp),
 			     &orig);
 	rxe2_mr_put(mr);
@@ -895,7 +923,7 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = rxe2_qp_acks(qp);
 	int d;
 
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {

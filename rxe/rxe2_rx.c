@@ -27,10 +27,14 @@
 #define FETH	sizeof(struct rxe2_feth)
 #define IMM	4
 
+#define XRCETH	sizeof(struct rxe2_xrceth)
+
 #define F(x)	RXE2_OPF_##x
 #define OP(f, l) { .flags = (f) | RXE2_OPF_VALID, .hdr_len = (l) }
-#define SEND_OP(f, l) OP((f) | F(REQ) | F(SEND) | F(PAYLOAD), l)
-#define WRITE_OP(f, l) OP((f) | F(REQ) | F(WRITE) | F(PAYLOAD), l)
+/* a request: XRC_F and XRC_L are the XRCETH's flag and length for XRC */
+#define REQ_OP(f, l) OP((f) | F(REQ) | XRC_F, (l) + XRC_L)
+#define SEND_OP(f, l) REQ_OP((f) | F(SEND) | F(PAYLOAD), l)
+#define WRITE_OP(f, l) REQ_OP((f) | F(WRITE) | F(PAYLOAD), l)
 #define RC_UC_OPS(base)							\
 	[(base) + RXE2_OP_SEND_FIRST] = SEND_OP(F(FIRST), B),		\
 	[(base) + RXE2_OP_SEND_MIDDLE] = SEND_OP(0, B),			\
@@ -52,38 +56,58 @@
 		WRITE_OP(F(FIRST) | F(LAST) | F(RETH) | F(IMM),		\
 			 B + RETH + IMM)
 
+/*
+ * What RC has beyond UC, for RC (base 0) and XRC (base 0xa0): the same
+ * operations, an XRC request with its XRCETH.  The responses are alike.
+ */
+#define RC_XRC_OPS(base)						\
+	[(base) + RXE2_OP_READ_REQ] =					\
+		REQ_OP(F(READ) | F(FIRST) | F(LAST) | F(RETH), B + RETH), \
+	[(base) + RXE2_OP_READ_RESP_FIRST] =				\
+		OP(F(READ) | F(FIRST) | F(AETH) | F(PAYLOAD), B + AETH), \
+	[(base) + RXE2_OP_READ_RESP_MIDDLE] =				\
+		OP(F(READ) | F(PAYLOAD), B),				\
+	[(base) + RXE2_OP_READ_RESP_LAST] =				\
+		OP(F(READ) | F(LAST) | F(AETH) | F(PAYLOAD), B + AETH),	\
+	[(base) + RXE2_OP_READ_RESP_ONLY] =				\
+		OP(F(READ) | F(FIRST) | F(LAST) | F(AETH) | F(PAYLOAD),	\
+		   B + AETH),						\
+	[(base) + RXE2_OP_ACK] = OP(F(FIRST) | F(LAST) | F(AETH), B + AETH), \
+	[(base) + RXE2_OP_ATOMIC_ACK] =					\
+		OP(F(ATOMIC) | F(FIRST) | F(LAST) | F(AETH) | F(ATMACK), \
+		   B + AETH + ATMACK),					\
+	[(base) + RXE2_OP_CMP_SWAP] =					\
+		REQ_OP(F(ATOMIC) | F(FIRST) | F(LAST) | F(ATMETH), B + ATM), \
+	[(base) + RXE2_OP_FETCH_ADD] =					\
+		REQ_OP(F(ATOMIC) | F(FIRST) | F(LAST) | F(ATMETH), B + ATM), \
+	[(base) + RXE2_OP_SEND_LAST_INV] = SEND_OP(F(LAST) | F(IETH), B + IMM), \
+	[(base) + RXE2_OP_SEND_ONLY_INV] =				\
+		SEND_OP(F(FIRST) | F(LAST) | F(IETH), B + IMM),		\
+	RC_UC_OPS(base)
+
+/* no XRCETH but in XRC requests */
+#define XRC_F 0
+#define XRC_L 0
 const struct rxe2_opinfo rxe2_opinfo[256] = {
-	RC_UC_OPS(RXE2_TRANSPORT_RC),
+	RC_XRC_OPS(RXE2_TRANSPORT_RC),
 	RC_UC_OPS(RXE2_TRANSPORT_UC),
-	[RXE2_OP_READ_REQ] = OP(F(REQ) | F(READ) | F(FIRST) | F(LAST) |
-				F(RETH), B + RETH),
-	[RXE2_OP_READ_RESP_FIRST] = OP(F(READ) | F(FIRST) | F(AETH) |
-				       F(PAYLOAD), B + AETH),
-	[RXE2_OP_READ_RESP_MIDDLE] = OP(F(READ) | F(PAYLOAD), B),
-	[RXE2_OP_READ_RESP_LAST] = OP(F(READ) | F(LAST) | F(AETH) |
-				      F(PAYLOAD), B + AETH),
-	[RXE2_OP_READ_RESP_ONLY] = OP(F(READ) | F(FIRST) | F(LAST) |
-				      F(AETH) | F(PAYLOAD), B + AETH),
-	[RXE2_OP_ACK] = OP(F(FIRST) | F(LAST) | F(AETH), B + AETH),
-	[RXE2_OP_ATOMIC_ACK] = OP(F(ATOMIC) | F(FIRST) | F(LAST) | F(AETH) |
-				  F(ATMACK), B + AETH + ATMACK),
-	[RXE2_OP_CMP_SWAP] = OP(F(REQ) | F(ATOMIC) | F(FIRST) | F(LAST) |
-				F(ATMETH), B + ATM),
-	[RXE2_OP_FETCH_ADD] = OP(F(REQ) | F(ATOMIC) | F(FIRST) | F(LAST) |
-				 F(ATMETH), B + ATM),
-	/* IBTA 1.5: both are answered by an RDMA READ response only */
-	[RXE2_OP_FLUSH] = OP(F(REQ) | F(PLACE) | F(FIRST) | F(LAST) |
-			     F(FETH) | F(RETH), B + FETH + RETH),
-	[RXE2_OP_ATOMIC_WRITE] = OP(F(REQ) | F(PLACE) | F(FIRST) | F(LAST) |
-				    F(RETH) | F(PAYLOAD), B + RETH),
-	[RXE2_OP_SEND_LAST_INV] = SEND_OP(F(LAST) | F(IETH), B + IMM),
-	[RXE2_OP_SEND_ONLY_INV] = SEND_OP(F(FIRST) | F(LAST) | F(IETH),
-					  B + IMM),
+	/* IBTA 1.5, RC only: both are answered by an RDMA READ response */
+	[RXE2_OP_FLUSH] = REQ_OP(F(PLACE) | F(FIRST) | F(LAST) | F(FETH) |
+				 F(RETH), B + FETH + RETH),
+	[RXE2_OP_ATOMIC_WRITE] = REQ_OP(F(PLACE) | F(FIRST) | F(LAST) |
+					F(RETH) | F(PAYLOAD), B + RETH),
 	[RXE2_TRANSPORT_UD + RXE2_OP_SEND_ONLY] =
 		SEND_OP(F(FIRST) | F(LAST) | F(DETH), B + DETH),
 	[RXE2_TRANSPORT_UD + RXE2_OP_SEND_ONLY_IMM] =
 		SEND_OP(F(FIRST) | F(LAST) | F(DETH) | F(IMM),
 			B + DETH + IMM),
+#undef XRC_F
+#undef XRC_L
+#define XRC_F F(XRCETH)
+#define XRC_L XRCETH
+	RC_XRC_OPS(RXE2_TRANSPORT_XRC),
+#undef XRC_F
+#undef XRC_L
 };
 
 static void rxe2_rx_drop(struct rxe2_dev *rdev, struct sk_buff *skb,
@@ -219,17 +243,26 @@ out:
 
 static bool rxe2_op_fits_qp(struct rxe2_qp *qp, u8 opcode)
 {
-	u8 op = opcode & ~RXE2_TRANSPORT_MASK;
+	u8 transport = opcode & RXE2_TRANSPORT_MASK;
+	u8 op = rxe2_op_of(opcode);
 
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
-		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_RC;
+		return transport == RXE2_TRANSPORT_RC;
 	case IB_QPT_UC:
-		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_UC &&
+		return transport == RXE2_TRANSPORT_UC &&
 		       op <= RXE2_OP_WRITE_ONLY_IMM;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
-		return (opcode & RXE2_TRANSPORT_MASK) == RXE2_TRANSPORT_UD;
+		return transport == RXE2_TRANSPORT_UD;
+	case IB_QPT_XRC_INI:
+		/* the requester half only: responses */
+		return transport == RXE2_TRANSPORT_XRC &&
+		       !(rxe2_opinfo[opcode].flags & RXE2_OPF_REQ);
+	case IB_QPT_XRC_TGT:
+		/* the responder half only: requests */
+		return transport == RXE2_TRANSPORT_XRC &&
+		       (rxe2_opinfo[opcode].flags & RXE2_OPF_REQ);
 	default:
 		return false;
 	}
@@ -353,7 +386,7 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 	};
 
 	rxe2_rx_taken(rxe2_qp_rdev(qp), &pkt, RXE2_ACK_WIRE_LEN);
-	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	if (rxe2_qp_requests_acked(qp) &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		rxe2_comp_rx(qp, &pkt);
 	else
@@ -413,12 +446,14 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	      rxe2_psn_diff(pkt->psn, qp->dp.resp_psn) < 0))
 		return false;
 	if (pkt->flags & RXE2_OPF_REQ) {
-		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-			rxe2_resp_rx(qp, pkt);
-		else
+		if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)
 			rxe2_rx_dropped(rdev, RXE2_DROP_QP_STATE);
+		else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+			rxe2_xrc_resp_rx(qp, pkt);
+		else
+			rxe2_resp_rx(qp, pkt);
 	} else {
-		if (qp->ibqp.qp_type == IB_QPT_RC &&
+		if (rxe2_qp_requests_acked(qp) &&
 		    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 			rxe2_comp_rx(qp, pkt);
 		else

@@ -1,10 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: shared receive queues.  One ring of rxe2_recv_wqe, like an RQ.
+ * An XRC SRQ (IB_SRQT_XRC) is the same ring with a CQ and an XRC domain
+ * of its own; XRC targets of its domain find it by its number, which is
+ * its index in the SRQ table (rxe2_xrc.c).
  */
 #include <rdma/uverbs_ioctl.h>
 
 #include "rxe2_verbs.h"
+
+static atomic64_t rxe2_srq_serial;
+
+static int rxe2_srq_check_type(const struct ib_srq_init_attr *init)
+{
+	switch (init->srq_type) {
+	case IB_SRQT_BASIC:
+		return 0;
+	case IB_SRQT_XRC:
+		return init->ext.cq && init->ext.xrc.xrcd ? 0 : -EINVAL;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
 
 int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata)
@@ -16,8 +33,9 @@ int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct ib_srq_attr *attr = &init->attr;
 	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
-		return -EOPNOTSUPP;
+	ret = rxe2_srq_check_type(init);
+	if (ret)
+		return ret;
 	if (attr->max_wr < 1 || attr->max_wr > a->max_srq_wr ||
 	    attr->max_sge > a->max_srq_sge || attr->srq_limit >= attr->max_wr)
 		return -EINVAL;
@@ -35,6 +53,9 @@ int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->max_wr = srq->ring.num_slots;
 	srq->max_sge = attr->max_sge;
 	srq->srq_limit = attr->srq_limit;
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->released);
+	srq->serial = atomic64_inc_return(&rxe2_srq_serial);
 
 	ret = rxe2_table_add(&rdev->srq_table, NULL, &srq->index);
 	if (ret)
@@ -46,6 +67,8 @@ int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			goto err_table;
 	}
 	attr->max_wr = srq->max_wr;
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->index;
 	rxe2_table_publish(&rdev->srq_table, srq->index, srq);
 	return 0;
 
@@ -160,11 +183,43 @@ int rxe2_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
+/*
+ * An XRC SRQ by number, with a reference (rxe2_srq_put()), for an XRC
+ * target; NULL when there is none (or a basic SRQ has the number).
+ */
+struct rxe2_srq *rxe2_xrc_srq_get(struct rxe2_dev *rdev, u32 srqn)
+{
+	struct rxe2_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&rdev->srq_table.xa, srqn);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+void rxe2_srq_put(struct rxe2_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->released);
+}
+
 int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct rxe2_srq *srq = to_rsrq(ibsrq);
 
 	rxe2_table_remove(&to_rdev(ibsrq->device)->srq_table, srq->index);
+	/*
+	 * ib_core frees the SRQ when we return: no lookup may still be
+	 * looking at it (RCU: an XRC target's lookup by number may load a
+	 * basic SRQ too, before it sees the type), and no XRC target may
+	 * still use it (ref).  Expedited, like QP destroy.
+	 */
+	synchronize_rcu_expedited();
+	rxe2_srq_put(srq);
+	wait_for_completion(&srq->released);
 	rxe2_ring_cleanup(&srq->ring);
 	return 0;
 }

@@ -61,9 +61,11 @@ static void rxe2_qp_process(struct rxe2_qp *qp, int *tx_budget)
 	rxe2_req_run(qp, tx_budget);
 }
 
+/* an XRC target has no CQ: its SRQs' are told in rxe2_xrc_srq_leave() */
 static void rxe2_qp_notify(struct rxe2_qp *qp)
 {
-	rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
+	if (qp->ibqp.send_cq)
+		rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
 	if (qp->ibqp.recv_cq)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
 }
@@ -338,6 +340,8 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 			     GFP_KERNEL);
 	if (qp->ibqp.srq)
 		rsize = to_rsrq(qp->ibqp.srq)->ring.slot_size;
+	else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)	/* any XRC SRQ's */
+		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_srq_sge);
 	else
 		rsize = qp->rq.slot_size;
 	dp->rwqe_size = rsize;
@@ -564,7 +568,7 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 		}
 		n = min(len, s->length - c->off);
 		mr = rxe2_mr_msg_lookup(hold, nhold, seq, rdev, s->lkey,
-					qp->ibqp.pd,
+					rxe2_qp_pd(qp),
 					to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!mr)
 			return -EACCES;

@@ -455,7 +455,8 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 	struct rxe2_bth *bth;
 
 	if (hdr_len + paylen <= RXE2_LOOP_REQ_MAX &&
-	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
+	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC ||
+	     qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
 	    !dev_nit_active(rdev->ndev) &&
 	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 		*skb = NULL;

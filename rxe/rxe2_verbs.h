@@ -577,7 +577,8 @@ struct rxe2_swqe_info {
 #define RXE2_ATOMIC_REPLAY	RXE2_MAX_RD_ATOM
 /*
  * A loopback request handed over without a packet: transport headers
- * (at most BTH + ATMETH, 40 bytes) and payload, at most this many bytes.
+ * (at most BTH, XRCETH and ATMETH, 44 bytes) and payload, at most this
+ * many bytes.
  */
 #define RXE2_LOOP_REQ_MAX	320
 
@@ -663,6 +664,17 @@ struct rxe2_qp_dp {
 	u32 rd_off;
 	u32 rd_psn;			/* of the next response */
 	/*
+	 * XRC target (rxe2_xrc.c): the XRC SRQ of the request being
+	 * handled, with a reference, NULL between requests; the SRQ of the
+	 * SEND or WRITE in progress and of the READ being answered, by
+	 * number and serial (a number comes back after a destroy).
+	 */
+	struct rxe2_srq *xrc_srq;
+	u32 xrc_msg_srqn;
+	u64 xrc_msg_serial;
+	u32 rd_srqn;
+	u64 rd_srq_serial;
+	/*
 	 * The results of the last RXE2_ATOMIC_REPLAY atomics, ATOMIC WRITEs
 	 * and FLUSHes (one per responder resource), replayed to a requester
 	 * that lost the responses and sends them again; none of them is
@@ -726,6 +738,7 @@ struct rxe2_qp {
 	 */
 	u32 max_inl_recv;
 	struct ib_qp_cap cap;		/* what the rings really hold */
+	struct ib_xrcd *xrcd;		/* XRC target: its domain */
 	struct mutex state_lock;	/* modify/query against each other */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last value of every attribute set */
@@ -791,18 +804,60 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 /* rxe2_srq.c */
 struct rxe2_srq {
 	struct ib_srq ibsrq;
-	u32 index;
+	u32 index;			/* the XRC SRQ number too */
 	struct rxe2_ring ring;		/* rxe2_recv_wqe slots */
 	bool is_user;
 	u32 max_wr;			/* reported depth (num_slots) */
 	u32 max_sge;
 	u32 srq_limit;			/* armed limit, 0 when disarmed */
+	/*
+	 * XRC targets find an XRC SRQ by number (rxe2_xrc.c): ref is 1
+	 * while it lives + 1 per request using it; destroy waits for
+	 * released.  serial tells a message's SRQ from a later one that
+	 * got the same number.
+	 */
+	refcount_t ref;
+	struct completion released;
+	u64 serial;
 };
+
+/* rxe2_xrc.c: an XRC domain is ib_core's object; nothing of ours yet */
+struct rxe2_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
+int rxe2_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int rxe2_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+struct rxe2_srq *rxe2_xrc_srq_get(struct rxe2_dev *rdev, u32 srqn);
+void rxe2_srq_put(struct rxe2_srq *srq);
 
 static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct rxe2_srq, ibsrq);
 }
+/*
+ * The PD, the receive CQ and the SRQ the responder works with.  An XRC
+ * target has none of its own: they are those of the XRC SRQ that the
+ * request being handled names (rxe2_xrc.c, dp.xrc_srq).
+ */
+static inline struct ib_pd *rxe2_qp_pd(struct rxe2_qp *qp)
+{
+	return qp->dp.xrc_srq ? qp->dp.xrc_srq->ibsrq.pd : qp->ibqp.pd;
+}
+
+static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
+{
+	return to_rcq(qp->dp.xrc_srq ? qp->dp.xrc_srq->ibsrq.ext.cq :
+		      qp->ibqp.recv_cq);
+}
+
+static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
+{
+	if (qp->dp.xrc_srq)
+		return qp->dp.xrc_srq;
+	return qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
+}
+
 int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata);
 int rxe2_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,

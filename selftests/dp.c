@@ -115,7 +115,9 @@ int dp_connect(struct ibv_qp *qp, const struct dp_dev *d,
 		a.ah_attr.grh.hop_limit = 64;
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			IBV_QP_RQ_PSN;
-		if (qp->qp_type == IBV_QPT_RC) {
+		/* a responder's: RC, XRC's target */
+		if (qp->qp_type == IBV_QPT_RC ||
+		    qp->qp_type == IBV_QPT_XRC_RECV) {
 			a.max_dest_rd_atomic = c->rd_atomic;
 			a.min_rnr_timer = c->min_rnr_timer;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -130,7 +132,12 @@ int dp_connect(struct ibv_qp *qp, const struct dp_dev *d,
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = c->sq_psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (qp->qp_type == IBV_QPT_RC) {
+	if (qp->qp_type == IBV_QPT_XRC_RECV) {
+		a.timeout = c->timeout;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	/* a requester's: RC, XRC's initiator */
+	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND) {
 		a.timeout = c->timeout;
 		a.retry_cnt = c->retry_cnt;
 		a.rnr_retry = c->rnr_retry;

@@ -60,8 +60,9 @@ struct ibv_qp *dp_create_qp(struct dp_dev *d, enum ibv_qp_type type,
 			    struct ibv_srq *srq, const struct ibv_qp_cap *cap);
 
 /*
- * RESET -> INIT -> RTR -> RTS towards the peer QP number over dgid (RC/UC;
- * UD ignores dgid/dqpn).  Returns 0 or the first ibv_modify_qp error.
+ * RESET -> INIT -> RTR -> RTS towards the peer QP number over dgid (RC/UC,
+ * XRC_SEND/XRC_RECV; UD ignores dgid/dqpn).  Returns 0 or the first
+ * ibv_modify_qp error.
  */
 int dp_connect(struct ibv_qp *qp, const struct dp_dev *d,
 	       const union ibv_gid *dgid, uint32_t dqpn,

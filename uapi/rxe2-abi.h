@@ -112,7 +112,7 @@ struct rxe2_send_wqe {
 	__u32 num_sge;
 	__u32 inline_len;
 	__u32 ex;		/* imm_data (BE), invalidate_rkey, new rkey */
-	__u32 reserved0;
+	__u32 xrc_srqn;		/* XRC_SEND: the target's XRC SRQ, else 0 */
 	union {
 		struct {
 			__aligned_u64 remote_addr;

@@ -206,7 +206,7 @@ static void test_post_send_rc(void)
 	CHECK(w->wr_id == 100 && w->opcode == IB_UVERBS_WR_SEND &&
 	      w->send_flags == (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED) &&
 	      w->num_sge == 2 && w->inline_len == 0 && w->ex == 0 &&
-	      w->reserved0 == 0, "SEND header");
+	      w->xrc_srqn == 0, "SEND header");
 	CHECK(s[0].addr == 0x1000 && s[0].length == 100 && s[0].lkey == 0x11 &&
 	      s[1].addr == 0x2000 && s[1].length == 200 && s[1].lkey == 0x22,
 	      "SEND SGEs");

@@ -4,7 +4,7 @@
 # The wire fuzzer (tools/rxe2fuzz) against a live rxe2 device.  Two
 # namespaces joined by a veth, an rxe2 link on each end; traffic of every
 # kind runs from fz2 to the target fz1 (RC WRITE, READ both ways, SEND,
-# SRQ, atomics, ODP, UC, UD, RDMA CM with its MADs to QP1) while
+# SRQ, XRC, atomics, ODP, UC, UD, RDMA CM with its MADs to QP1) while
 # rxe2fuzz, on fz2's end of the veth, learns the frames that leave
 # towards fz1 and sends mutated copies of them: live QPNs, PSNs, rkeys
 # and MR ranges, lying lengths, wrong and right ICRCs.
@@ -92,6 +92,17 @@ to_a() { pair 18600 $A $DA "$GA" $B $DB "$GB" $V4_A "$@"; }
 # from_a CMD ARGS: A is the client: B sends A ACKs and READ responses
 from_a() { pair 18601 $B $DB "$GB" $A $DA "$GA" $V4_B "$@"; }
 
+# XRC: B's XRC_SEND QP to an XRC SRQ behind A's XRC_RECV QP, and back
+xrc_to_a() {
+	timeout -k 2 30 ip netns exec $A ibv_xsrq_pingpong -d $DA -g "$GA" \
+		-p 18602 -n 200 >/dev/null 2>&1 &
+	_spid=$!
+	wait_listen_ns $A 18602 &&
+		timeout -k 2 30 ip netns exec $B ibv_xsrq_pingpong -d $DB \
+			-g "$GB" -p 18602 -n 200 $V4_A >/dev/null 2>&1
+	wait $_spid
+}
+
 # every kind of traffic in turn, until told to stop
 traffic() {
 	while [ ! -e "$stop" ]; do
@@ -104,6 +115,7 @@ traffic() {
 			 "to_a ib_write_bw --odp -s 4096 -D 3" \
 			 "to_a ib_write_bw -c UC -s 4096 -D 3" \
 			 "to_a ib_send_bw --use-srq -s 4096 -D 3" \
+			 "xrc_to_a" \
 			 "from_a ib_write_bw -s 4096 -D 3"; do
 			[ -e "$stop" ] && return
 			$t

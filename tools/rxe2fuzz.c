@@ -265,6 +265,7 @@ static void frame_fix(struct frame *f)
 enum ext {
 	EXT_RETH = 1, EXT_AETH = 2, EXT_ATOMIC = 4, EXT_ATOMACK = 8,
 	EXT_IMM = 16, EXT_IETH = 32, EXT_DETH = 64, EXT_FETH = 128,
+	EXT_XRCETH = 256,
 };
 
 /* extended headers of an opcode, in wire order; 0 for none or unknown */
@@ -287,6 +288,9 @@ static unsigned int op_ext(uint8_t opcode)
 
 	if (t == 3)	/* UD: SEND_ONLY, SEND_ONLY_IMM */
 		return op == 4 ? EXT_DETH : op == 5 ? EXT_DETH | EXT_IMM : 0;
+	/* XRC: RC's operations; requests (not 13..18) name an XRC SRQ */
+	if (t == 5 && op < 24)
+		return rc[op] | (op >= 13 && op <= 18 ? 0 : EXT_XRCETH);
 	return t == 0 || (t == 1 && op < 28) ? rc[op] : 0;
 }
 
@@ -294,7 +298,8 @@ static const struct {
 	unsigned int ext;
 	size_t len;
 } ext_order[] = {
-	{ EXT_DETH, 8 }, { EXT_FETH, 4 }, { EXT_RETH, 16 }, { EXT_ATOMIC, 28 },
+	{ EXT_DETH, 8 }, { EXT_XRCETH, 4 }, { EXT_FETH, 4 }, { EXT_RETH, 16 },
+	{ EXT_ATOMIC, 28 },
 	{ EXT_AETH, 4 }, { EXT_ATOMACK, 8 }, { EXT_IMM, 4 }, { EXT_IETH, 4 },
 };
 
@@ -540,6 +545,7 @@ static void mutate_ext_field(struct frame *f)
 	uint8_t op = frame_bth(f)[0];
 	long reth = ext_off(op, EXT_RETH), atm = ext_off(op, EXT_ATOMIC);
 	long aeth = ext_off(op, EXT_AETH), deth = ext_off(op, EXT_DETH);
+	long xrceth = ext_off(op, EXT_XRCETH);
 	long imm = ext_off(op, EXT_IMM), ieth = ext_off(op, EXT_IETH);
 	long feth = ext_off(op, EXT_FETH);
 	long va = reth >= 0 ? reth : atm;
@@ -561,8 +567,9 @@ static void mutate_ext_field(struct frame *f)
 		if (aeth >= 0 && (size_t)aeth < f->tlen && chance(50))
 			frame_bth(f)[aeth] = (uint8_t)rnd();
 		break;
-	case 4:	/* DETH: Q_Key, source QP */
-		mutate_word(f, deth >= 0 ? deth + 4 * (long)rnd_below(2) : -1);
+	case 4:	/* DETH: Q_Key, source QP; XRCETH: the XRC SRQ */
+		mutate_word(f, deth >= 0 ? deth + 4 * (long)rnd_below(2) :
+			       xrceth);
 		break;
 	case 5:	/* ImmDt, IETH, FETH (placement type, selectivity) */
 		mutate_word(f, imm >= 0 ? imm : ieth >= 0 ? ieth : feth);

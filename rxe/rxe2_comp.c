@@ -563,10 +563,11 @@ static bool rxe2_rq_flush_one(struct rxe2_qp *qp, u64 wr_id)
 static void rxe2_flush_rwqe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u64 wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
+	u64 wr_id;
 
 	if (!dp->have_rwqe)
 		return;
+	wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
 		if (rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn,
 				       dp->xrc_msg_serial)) {

@@ -106,7 +106,6 @@ static inline u8 rxe2_qp_transport(struct rxe2_qp *qp)
 	}
 }
 
-
 /* rxe2_task.c */
 int rxe2_dp_init(void);
 void rxe2_dp_exit(void);

@@ -206,8 +206,12 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
-	case IB_QPT_XRC_INI:
 	case IB_QPT_XRC_TGT:
+		break;
+	case IB_QPT_XRC_INI:
+		/* a kernel ib_send_wr cannot name the target's XRC SRQ */
+		if (!udata)
+			return -EOPNOTSUPP;
 		break;
 	case IB_QPT_GSI:
 		/* QP1 belongs to ib_mad; a process never gets one */

@@ -58,6 +58,9 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 {
 	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_INI;
 
+	/* an XRC target's SQ is never posted to: nothing is ever fine */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return false;
 	switch (op) {
 	case IB_UVERBS_WR_LOCAL_INV:
 		return qp->ibqp.qp_type == IB_QPT_RC ||

@@ -216,6 +216,9 @@ static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 
 	if (dp->have_rwqe)
 		return 0;
+	/* an XRC target without the SRQ of a request has nothing to take */
+	if (!srq && !qp->has_rq)
+		return -EPROTO;
 	spin_lock_irqsave(&r->lock, flags);
 	avail = rxe2_ring_dev_avail(r);
 	if (avail > 0) {
@@ -785,7 +788,8 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	ret = rxe2_do_atomic(mr, va, rxe2_op_of(pkt->opcode) == RXE2_OP_CMP_SWAP,
+	ret = rxe2_do_atomic(mr, va,
+			     rxe2_op_of(pkt->opcode) == RXE2_OP_CMP_SWAP,
 			     be64_to_cpu(a->swap_add), be64_to_cpu(a->cmp),
 			     &orig);
 	rxe2_mr_put(mr);

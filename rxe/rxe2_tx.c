@@ -272,6 +272,15 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 				 qp->attr.dest_qp_num, &local);
 	if (!local)
 		return false;
+	/*
+	 * An ACK of another transport (RC to an XRC initiator or back)
+	 * goes as a packet, which the receiver drops as one of the wrong
+	 * type, as it would from the network.
+	 */
+	if (to && rxe2_qp_transport(to) != rxe2_qp_transport(qp)) {
+		rxe2_qp_put(to);
+		return false;
+	}
 	if (to && !rxe2_qp_deliver_ack(qp, to, smsn, psn)) {
 		rxe2_qp_put(to);
 		return false;

@@ -761,23 +761,15 @@ static inline bool rxe2_mr_is_kernel(const struct rxe2_mr *mr)
 }
 
 /*
- * Whether the data path of @qp may use @mr: a process's QP only memory
- * of a process (never the DMA MR's kernel addresses); a PA MR only on a
- * QP that rxe2_qp_allows_pa_mr() (rxe2_pamr.c: not one that receives
- * inline).
+ * rxe2_qp_may_use_mr() (with the SRQ helpers below): whether the data
+ * path of @qp may use @mr: a process's QP only memory of a process
+ * (never the DMA MR's kernel addresses); a PA MR only on a QP that
+ * rxe2_qp_allows_pa_mr() (rxe2_pamr.c: not one that receives inline).
  */
 bool rxe2_qp_allows_pa_mr(struct rxe2_qp *qp);
 struct rxe2_sge;
 bool rxe2_sges_name_pa_mr(struct rxe2_qp *qp, const struct rxe2_sge *sge,
 			  u32 num_sge, u32 len);
-
-static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
-				      const struct rxe2_mr *mr)
-{
-	if (mr->type == RXE2_MR_PA)
-		return rxe2_qp_allows_pa_mr(qp);
-	return !qp->is_user || !rxe2_mr_is_kernel(mr);
-}
 
 /* ring slot sizes (uapi/rxe2-abi.h) */
 u32 rxe2_send_slot_size(u32 max_sge, u32 max_inline);
@@ -835,20 +827,31 @@ static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct rxe2_srq, ibsrq);
 }
+
 /*
  * The PD, the receive CQ and the SRQ the responder works with.  An XRC
  * target has none of its own: they are those of the XRC SRQ that the
- * request being handled names (rxe2_xrc.c, dp.xrc_srq).
+ * request being handled names (rxe2_xrc.c, dp.xrc_srq).  Between
+ * requests its PD is rxe2_xrc_no_pd, which no MR, window or key is in
+ * (a NULL PD would match any in rxe2_mr_lookup()).
  */
+extern struct ib_pd rxe2_xrc_no_pd;
+
 static inline struct ib_pd *rxe2_qp_pd(struct rxe2_qp *qp)
 {
-	return qp->dp.xrc_srq ? qp->dp.xrc_srq->ibsrq.pd : qp->ibqp.pd;
+	if (qp->dp.xrc_srq)
+		return qp->dp.xrc_srq->ibsrq.pd;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return &rxe2_xrc_no_pd;
+	return qp->ibqp.pd;
 }
 
+/* NULL for a QP that has neither (an XRC initiator, a target between requests) */
 static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
 {
-	return to_rcq(qp->dp.xrc_srq ? qp->dp.xrc_srq->ibsrq.ext.cq :
-		      qp->ibqp.recv_cq);
+	if (qp->dp.xrc_srq)
+		return to_rcq(qp->dp.xrc_srq->ibsrq.ext.cq);
+	return qp->ibqp.recv_cq ? to_rcq(qp->ibqp.recv_cq) : NULL;
 }
 
 static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
@@ -856,6 +859,17 @@ static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
 	if (qp->dp.xrc_srq)
 		return qp->dp.xrc_srq;
 	return qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
+}
+
+/* see above; an XRC target serves the owner of the SRQ it works for */
+static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
+				      const struct rxe2_mr *mr)
+{
+	bool user = qp->dp.xrc_srq ? qp->dp.xrc_srq->is_user : qp->is_user;
+
+	if (mr->type == RXE2_MR_PA)
+		return rxe2_qp_allows_pa_mr(qp);
+	return !user || !rxe2_mr_is_kernel(mr);
 }
 
 int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -20,6 +20,9 @@
  */
 #include "rxe2_dp.h"
 
+/* the PD of an XRC target between requests: nothing is in it */
+struct ib_pd rxe2_xrc_no_pd;
+
 int rxe2_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 {
 	return rxe2_check_udata_in_empty(udata);
@@ -36,8 +39,12 @@ int rxe2_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
  */
 bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial)
 {
-	struct rxe2_srq *srq = rxe2_xrc_srq_get(rxe2_qp_rdev(qp), srqn);
+	struct rxe2_srq *srq;
 
+	/* one at a time: a second would leak the first one's reference */
+	if (WARN_ON_ONCE(qp->dp.xrc_srq))
+		return false;
+	srq = rxe2_xrc_srq_get(rxe2_qp_rdev(qp), srqn);
 	if (!srq)
 		return false;
 	if (srq->ibsrq.ext.xrc.xrcd != qp->xrcd ||

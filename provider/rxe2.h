@@ -505,6 +505,8 @@ int rxe2_query_rt_values(struct ibv_context *ibctx,
 int rxe2_destroy_cq(struct ibv_cq *ibcq);
 
 /* rxe2_qp.c */
+struct rxe2_qp *rxe2_qp_alloc(void);
+void rxe2_qp_free(struct rxe2_qp *qp);
 struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,

@@ -92,6 +92,37 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	return rxe2_send_check_attr(attr);
 }
 
+/* A QP object and its locks, before the kernel is asked (errno set) */
+struct rxe2_qp *rxe2_qp_alloc(void)
+{
+	struct rxe2_qp *qp = calloc(1, sizeof(*qp));
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+	err = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_sq_lock;
+	return qp;
+
+err_sq_lock:
+	pthread_spin_destroy(&qp->sq_lock);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+void rxe2_qp_free(struct rxe2_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->sq_lock);
+	free(qp);
+}
+
 /* Map the rings the kernel made, checked against the capabilities it granted */
 static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 			     const struct ibv_qp_init_attr_ex *attr,
@@ -187,22 +218,16 @@ struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = rxe2_qp_alloc();
 	if (!qp)
 		return NULL;
 	/* an XRC_RECV QP has no PD: nothing to post, no lock to spare */
 	qp->single_thread = attr->qp_type != IBV_QPT_XRC_RECV &&
 			    rxe2_pd_single_thread(attr->pd);
-	err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-	err = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_sq_lock;
 
 	err = rxe2_qp_create_cmd(ibctx, qp, &granted, max_inl_recv, &rsp);
 	if (err)
-		goto err_rq_lock;
+		goto err_free;
 
 	err = rxe2_qp_map_rings(ibctx, qp, &granted, &rsp);
 	if (err)
@@ -223,12 +248,8 @@ err_unmap:
 	rxe2_ring_unmap(&qp->sq);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_rq_lock:
-	pthread_spin_destroy(&qp->rq_lock);
-err_sq_lock:
-	pthread_spin_destroy(&qp->sq_lock);
 err_free:
-	free(qp);
+	rxe2_qp_free(qp);
 	errno = err;
 	return NULL;
 }
@@ -360,10 +381,8 @@ int rxe2_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	rxe2_ring_unmap(&qp->rq);
 	rxe2_ring_unmap(&qp->sq);
-	pthread_spin_destroy(&qp->rq_lock);
-	pthread_spin_destroy(&qp->sq_lock);
 	rxe2_parent_put(qp->parent);
-	free(qp);
+	rxe2_qp_free(qp);
 	return 0;
 }
 

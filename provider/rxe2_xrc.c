@@ -64,27 +64,15 @@ struct ibv_qp *rxe2_open_qp(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
+	qp = rxe2_qp_alloc();
 	if (!qp)
 		return NULL;
-	err = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-	err = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_sq_lock;
 	err = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
 			      sizeof(cmd), &resp, sizeof(resp));
-	if (err)
-		goto err_rq_lock;
+	if (err) {
+		rxe2_qp_free(qp);
+		errno = err;
+		return NULL;
+	}
 	return &qp->vqp.qp;
-
-err_rq_lock:
-	pthread_spin_destroy(&qp->rq_lock);
-err_sq_lock:
-	pthread_spin_destroy(&qp->sq_lock);
-err_free:
-	free(qp);
-	errno = err;
-	return NULL;
 }

@@ -252,9 +252,7 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 
 		if (info->state == RXE2_WQE_DONE)
 			continue;
-		if (op == IB_UVERBS_WR_RDMA_READ ||
-		    op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-		    op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) {
+		if (rxe2_needs_data_response(op)) {
 			if (rxe2_psn_diff(psn, info->first_psn) >= 0) {
 				if (rxe2_psn_diff(dp->comp_psn,
 						  info->first_psn) < 0)
@@ -410,8 +408,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			.num = w->num_sge,
 		};
 
-		if (w->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-		    w->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+		if (!rxe2_is_atomic(w->opcode))
 			return;
 		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK), 8);
 		v = be64_to_cpu(orig);
@@ -434,8 +431,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		};
 
 		/* ATOMIC WRITE and FLUSH: an empty READ response only */
-		if (w->opcode == RXE2_WR_ATOMIC_WRITE ||
-		    w->opcode == RXE2_WR_FLUSH) {
+		if (rxe2_is_placement(w->opcode)) {
 			if (!first || !last || pkt->paylen)
 				return;
 			info->state = RXE2_WQE_DONE;

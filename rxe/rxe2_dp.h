@@ -9,6 +9,8 @@
 #ifndef RXE2_DP_H
 #define RXE2_DP_H
 
+#include <rdma/ib_user_verbs.h>
+
 #include "rxe2_verbs.h"
 #include "rxe2_hdr.h"
 
@@ -207,6 +209,38 @@ struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 /* rxe2_net.c */
 struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 				 const struct in6_addr *addr);
+
+/* send WQE opcodes (enum ib_uverbs_wr_opcode, RXE2_WR_*) */
+static inline bool rxe2_is_atomic(u32 op)
+{
+	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* IBTA 1.5's ATOMIC WRITE and FLUSH: no SGE, the WQE says it all */
+static inline bool rxe2_is_placement(u32 op)
+{
+	return op == RXE2_WR_ATOMIC_WRITE || op == RXE2_WR_FLUSH;
+}
+
+/*
+ * Those whose response carries what the WQE waits for (READ data, an
+ * atomic's original value): a later ACK does not complete them.
+ */
+static inline bool rxe2_needs_data_response(u32 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ || rxe2_is_atomic(op);
+}
+
+/*
+ * Operations that take one of the responder's RDMA READ/atomic resources
+ * (max_rd_atomic) and are answered by a response of their own: READ,
+ * the atomics, ATOMIC WRITE and FLUSH.
+ */
+static inline bool rxe2_is_read_or_atomic(u32 op)
+{
+	return rxe2_needs_data_response(op) || rxe2_is_placement(op);
+}
 
 /* rxe2_req.c */
 void rxe2_req_run(struct rxe2_qp *qp, int *budget);

@@ -16,31 +16,6 @@
 
 #define RXE2_MAX_MSG_SZ		0x80000000u
 
-/*
- * Operations that take one of the responder's RDMA READ/atomic resources
- * (max_rd_atomic) and are answered by a response of their own: READ,
- * the atomics, and IBTA 1.5's ATOMIC WRITE and FLUSH.
- */
-static bool rxe2_is_read_or_atomic(u32 op)
-{
-	return op == IB_UVERBS_WR_RDMA_READ ||
-	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
-	       op == RXE2_WR_ATOMIC_WRITE || op == RXE2_WR_FLUSH;
-}
-
-static bool rxe2_is_atomic(u32 op)
-{
-	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* ATOMIC WRITE and FLUSH carry no SGE: the WQE says it all */
-static bool rxe2_is_placement(u32 op)
-{
-	return op == RXE2_WR_ATOMIC_WRITE || op == RXE2_WR_FLUSH;
-}
-
 /* memory operations the requester executes itself: no packets */
 static bool rxe2_is_local_op(u32 op)
 {

@@ -332,6 +332,57 @@ static void rdma_through(struct xrc_ini *in, struct xrc_tgt *t, int k,
 	       "%s: a failed compare leaves the target as it was", where);
 }
 
+/*
+ * xrc_odp_caps says SEND, WRITE, READ and SRQ receives work with ODP
+ * MRs: an ODP MR in the SRQ's PD as the receive buffer and as the
+ * target of a WRITE and a READ, pages faulted in by the target.
+ */
+static void odp_through(struct xrc_ini *in, struct xrc_tgt *t, int k)
+{
+	struct dp_wc_want w = dp_want(500, IBV_WC_RECV);
+	uint8_t *b = dp_alloc(3 * 4096);
+	struct ibv_mr *mr = ibv_reg_mr(t->d->pd, b, 3 * 4096,
+				       DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	struct ibv_sge sge = { (uintptr_t)b, 4096, 0 };
+	struct ibv_recv_wr wr = { .wr_id = 500, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+	long bad_at;
+
+	if (!tap_ok(mr != NULL, "ODP MR in the SRQ's PD"))
+		goto out;
+	sge.lkey = mr->lkey;
+	tap_ret_errno(ibv_post_srq_recv(t->srq[k], &wr, &bad), 0,
+		      "a receive into the ODP MR on SRQ %d", k);
+	dp_fill(in->buf, 1800, 0x0d1);
+	tap_ret_errno(ini_post(in, IBV_WR_SEND, t->srqn[k], 1800, 0, 0, 80),
+		      0, "SEND of 1800 bytes into it");
+	ini_done(in, 80, IBV_WC_SEND, "ODP SEND");
+	w.byte_len = 1800;
+	w.qp_num = t->qp->qp_num;
+	dp_expect(t->cq[k], &w, "ODP: the receive completes on SRQ %d's CQ", k);
+	bad_at = dp_verify(b, 1800, 0x0d1);
+	tap_ok(bad_at < 0, "ODP: SEND data byte-exact (first bad %ld)", bad_at);
+
+	dp_fill(in->buf, 3000, 0x0d2);
+	tap_ret_errno(ini_post(in, IBV_WR_RDMA_WRITE, t->srqn[k], 3000,
+			       mr->rkey, (uintptr_t)b + 4096, 81), 0,
+		      "WRITE of 3000 bytes to the ODP MR");
+	ini_done(in, 81, IBV_WC_RDMA_WRITE, "ODP WRITE");
+	bad_at = dp_verify(b + 4096, 3000, 0x0d2);
+	tap_ok(bad_at < 0, "ODP: WRITE data byte-exact (first bad %ld)",
+	       bad_at);
+	memset(in->buf, 0, 3000);
+	tap_ret_errno(ini_post(in, IBV_WR_RDMA_READ, t->srqn[k], 3000,
+			       mr->rkey, (uintptr_t)b + 4096, 82), 0,
+		      "READ of it back");
+	ini_done(in, 82, IBV_WC_RDMA_READ, "ODP READ");
+	bad_at = dp_verify(in->buf, 3000, 0x0d2);
+	tap_ok(bad_at < 0, "ODP: READ data byte-exact (first bad %ld)", bad_at);
+	ibv_dereg_mr(mr);
+out:
+	free(b);
+}
+
 /* WRITE_WITH_IMM takes a WQE of the SRQ named and completes there */
 static void write_imm_to_srq(struct xrc_ini *in, struct xrc_tgt *t, int k)
 {
@@ -587,6 +638,7 @@ static void data_path(struct dp_dev *di, struct dp_dev *dt,
 		send_to_srq(&in, &t, 0, 0, false, where);
 		rdma_through(&in, &t, 1, where);
 		if (di == dt) {
+			odp_through(&in, &t, 2);
 			write_imm_to_srq(&in, &t, 0);
 			wr_api(&in, &t);
 			posts_on_wrong_half(&in, &t);

@@ -127,6 +127,21 @@ struct rxe2_pcpu_counters {
 	u64 v[RXE2_PC_NUM];
 };
 
+/* the port counters: every source counter, and the sum of the drops */
+#define RXE2_NUM_STATS	(RXE2_PC_NUM + RXE2_DPC_NUM + RXE2_DROP_NUM + 1)
+
+/*
+ * A QP counter (rxe2_counters.c): per CPU, one u64 per port counter,
+ * indexed as rdma_stat_desc lists them.
+ */
+struct rxe2_counter_vals {
+	u64 v[RXE2_NUM_STATS];
+};
+
+struct rxe2_counter {
+	struct rxe2_counter_vals __percpu *vals;
+};
+
 struct rxe2_ic_map;
 
 /* fault injection rules (rxe2_fault.c) */
@@ -220,6 +235,7 @@ struct rxe2_dev {
 	unsigned int fault_on;
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 	struct rxe2_pcpu_counters __percpu *pcnt;	/* per-packet events */
+	struct xarray counters;		/* QP counters by id (rxe2_counters.c) */
 	struct rxe2_fault fault;	/* cold: only while rules are set */
 };
 
@@ -265,6 +281,11 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 
 /* rxe2_device.c */
 void rxe2_counters_init(void);
+extern const struct ib_device_ops rxe2_counter_ops;
+/* which port counter each source counter is (rxe2_counters.c) */
+extern u8 rxe2_stat_of_pc[RXE2_PC_NUM];
+extern u8 rxe2_stat_of_dp[RXE2_DPC_NUM];
+extern u8 rxe2_stat_of_drop[RXE2_DROP_NUM];
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);
 /* a registered device, with a reference: drop it with ib_device_put() */
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev);

@@ -83,7 +83,7 @@ static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 	if (info->state == RXE2_WQE_DONE && info->status == IB_WC_SUCCESS &&
 	    (op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
 	     op == IB_UVERBS_WR_SEND_WITH_INV))
-		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_RDMA_SENDS, 1);
+		rxe2_qp_pcount(qp, RXE2_PC_RDMA_SENDS, 1);
 	/* no retransmission or READ response can need its MRs any more */
 	rxe2_mr_msg_end(info->hold, RXE2_WQE_MRS);
 	info->state = RXE2_WQE_NEW;
@@ -117,8 +117,7 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 						    qp->dp.sq_inl_len,
 						    (const void *)(w + 1),
 						    w->num_sge);
-				rxe2_dp_count(rxe2_qp_rdev(qp),
-					      RXE2_DPC_INLINE_RECV);
+				rxe2_qp_dp_count(qp, RXE2_DPC_INLINE_RECV);
 			}
 		}
 		if (!rxe2_sq_release(qp, c)) {
@@ -170,9 +169,9 @@ static void rxe2_comp_fail(struct rxe2_qp *qp, int status)
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
 	if (status == IB_WC_RETRY_EXC_ERR)
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RETRY_EXCEEDED);
+		rxe2_qp_dp_count(qp, RXE2_DPC_RETRY_EXCEEDED);
 	else if (status == IB_WC_RNR_RETRY_EXC_ERR)
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RNR_RETRY_EXCEEDED);
+		rxe2_qp_dp_count(qp, RXE2_DPC_RNR_RETRY_EXCEEDED);
 	if (i == qp->dp.req_next) {
 		if (info->state == RXE2_WQE_NEW)
 			goto out;
@@ -318,7 +317,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_RNR) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RCVD_RNR_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_RCVD_RNR_ERR);
 		if (dp->rnr_left == 0) {
 			rxe2_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -335,7 +334,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	}
 	switch (syn & RXE2_AETH_VAL_MASK) {
 	case RXE2_NAK_PSN_SEQ:
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_RCVD_SEQ_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_RCVD_SEQ_ERR);
 		rxe2_cc_seq_nak(qp);
 		rxe2_req_rewind(qp, pkt->psn);
 		break;
@@ -532,7 +531,7 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 		return;
 	}
 	dp->retry_left--;
-	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_ACK_TIMEOUTS);
+	rxe2_qp_dp_count(qp, RXE2_DPC_ACK_TIMEOUTS);
 	rxe2_cc_timeout(qp);
 	rxe2_req_rewind(qp, dp->comp_psn);
 	rxe2_comp_retry_start(qp);

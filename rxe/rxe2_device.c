@@ -236,117 +236,6 @@ void rxe2_port_refresh(struct rxe2_dev *rdev)
 }
 
 /*
- * The port counters, in the order `rdma statistic` lists them: first
- * rdma_rxe's, under its names, then the rest (docs/architecture.md,
- * "Port counters").  Each names its source: a per-CPU counter (summed),
- * an atomic data path counter, a drop reason, or the sum of the drops.
- */
-enum rxe2_counter_src { RXE2_SRC_PCPU, RXE2_SRC_DP, RXE2_SRC_DROP,
-			RXE2_SRC_DROPS };
-
-static const struct {
-	const char *name;
-	u8 src;		/* enum rxe2_counter_src */
-	u8 idx;		/* in the source's enum */
-} rxe2_counters[] = {
-	{ "sent_pkts", RXE2_SRC_PCPU, RXE2_PC_SENT_PKTS },
-	{ "rcvd_pkts", RXE2_SRC_PCPU, RXE2_PC_RCVD_PKTS },
-	{ "duplicate_request", RXE2_SRC_DP, RXE2_DPC_DUP_REQUEST },
-	{ "out_of_seq_request", RXE2_SRC_DP, RXE2_DPC_OUT_OF_SEQ_REQUEST },
-	{ "rcvd_rnr_err", RXE2_SRC_DP, RXE2_DPC_RCVD_RNR_ERR },
-	{ "send_rnr_err", RXE2_SRC_DP, RXE2_DPC_SEND_RNR_ERR },
-	{ "rcvd_seq_err", RXE2_SRC_DP, RXE2_DPC_RCVD_SEQ_ERR },
-	{ "ack_deferred", RXE2_SRC_PCPU, RXE2_PC_ACK_DEFERRED },
-	{ "retry_exceeded_err", RXE2_SRC_DP, RXE2_DPC_RETRY_EXCEEDED },
-	{ "retry_rnr_exceeded_err", RXE2_SRC_DP, RXE2_DPC_RNR_RETRY_EXCEEDED },
-	{ "completer_retry_err", RXE2_SRC_DP, RXE2_DPC_COMPLETER_RETRY },
-	{ "send_err", RXE2_SRC_DP, RXE2_DPC_SEND_ERR },
-	{ "link_downed", RXE2_SRC_DP, RXE2_DPC_LINK_DOWNED },
-	{ "rdma_sends", RXE2_SRC_PCPU, RXE2_PC_RDMA_SENDS },
-	{ "rdma_recvs", RXE2_SRC_PCPU, RXE2_PC_RDMA_RECVS },
-	{ "sent_bytes", RXE2_SRC_PCPU, RXE2_PC_SENT_BYTES },
-	{ "rcvd_bytes", RXE2_SRC_PCPU, RXE2_PC_RCVD_BYTES },
-	{ "rx_dropped", RXE2_SRC_DROPS, 0 },
-	{ "rx_no_qp", RXE2_SRC_DROP, RXE2_DROP_NO_QP },
-	{ "rx_malformed", RXE2_SRC_DROP, RXE2_DROP_MALFORMED },
-	{ "rx_icrc_errors", RXE2_SRC_DROP, RXE2_DROP_ICRC },
-	{ "rx_backlog_drops", RXE2_SRC_DROP, RXE2_DROP_BACKLOG },
-	{ "rx_qp_state_drops", RXE2_SRC_DROP, RXE2_DROP_QP_STATE },
-	{ "rx_bad_qkey", RXE2_SRC_DROP, RXE2_DROP_BAD_QKEY },
-	{ "rx_no_recv_wqe", RXE2_SRC_DROP, RXE2_DROP_NO_RECV },
-	{ "rx_too_long", RXE2_SRC_DROP, RXE2_DROP_TOO_LONG },
-	{ "rx_bad_xrc_srq", RXE2_SRC_DROP, RXE2_DROP_XRC_SRQ },
-	{ "ack_timeouts", RXE2_SRC_DP, RXE2_DPC_ACK_TIMEOUTS },
-	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
-	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },
-	{ "fault_injected", RXE2_SRC_DP, RXE2_DPC_FAULT_INJECTED },
-	{ "num_page_faults", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULTS },
-	{ "num_page_fault_pages", RXE2_SRC_DP, RXE2_DPC_ODP_PAGE_FAULT_PAGES },
-	{ "num_invalidations", RXE2_SRC_DP, RXE2_DPC_ODP_INVALIDATIONS },
-	{ "num_invalidation_pages", RXE2_SRC_DP, RXE2_DPC_ODP_INVALIDATION_PAGES },
-	{ "num_prefetches_handled", RXE2_SRC_DP, RXE2_DPC_ODP_PREFETCHES },
-	{ "num_prefetch_pages", RXE2_SRC_DP, RXE2_DPC_ODP_PREFETCH_PAGES },
-	{ "num_failed_resolutions", RXE2_SRC_DP, RXE2_DPC_ODP_FAILED_RESOLUTIONS },
-	{ "num_mrs_not_found", RXE2_SRC_DP, RXE2_DPC_ODP_MRS_NOT_FOUND },
-	{ "num_odp_mr_pages", RXE2_SRC_DP, RXE2_DPC_ODP_MR_PAGES },
-	{ "num_odp_mrs", RXE2_SRC_DP, RXE2_DPC_ODP_MRS },
-};
-
-/* rdma_stat_desc wants the names alone, in an array of their own */
-static struct rdma_stat_desc rxe2_counter_descs[ARRAY_SIZE(rxe2_counters)];
-
-void rxe2_counters_init(void)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(rxe2_counters); i++)
-		rxe2_counter_descs[i].name = rxe2_counters[i].name;
-}
-
-static struct rdma_hw_stats *rxe2_alloc_hw_port_stats(struct ib_device *ibdev,
-						      u32 port)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(rxe2_counter_descs) !=
-		     RXE2_PC_NUM + RXE2_DPC_NUM + RXE2_DROP_NUM + 1);
-	return rdma_alloc_hw_stats_struct(rxe2_counter_descs,
-					  ARRAY_SIZE(rxe2_counter_descs),
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int rxe2_get_hw_stats(struct ib_device *ibdev,
-			     struct rdma_hw_stats *stats, u32 port, int index)
-{
-	struct rxe2_dev *rdev = to_rdev(ibdev);
-	u64 pc[RXE2_PC_NUM] = {}, drops = 0;
-	int cpu, i;
-
-	for_each_possible_cpu(cpu)
-		for (i = 0; i < RXE2_PC_NUM; i++)
-			pc[i] += READ_ONCE(per_cpu_ptr(rdev->pcnt, cpu)->v[i]);
-	for (i = 0; i < RXE2_DROP_NUM; i++)
-		drops += atomic64_read(&rdev->rx_drops[i]);
-	for (i = 0; i < ARRAY_SIZE(rxe2_counters); i++) {
-		unsigned int idx = rxe2_counters[i].idx;
-
-		switch (rxe2_counters[i].src) {
-		case RXE2_SRC_PCPU:
-			stats->value[i] = pc[idx];
-			break;
-		case RXE2_SRC_DP:
-			stats->value[i] = atomic64_read(&rdev->dp_cnt[idx]);
-			break;
-		case RXE2_SRC_DROP:
-			stats->value[i] = atomic64_read(&rdev->rx_drops[idx]);
-			break;
-		default:
-			stats->value[i] = drops;
-			break;
-		}
-	}
-	return ARRAY_SIZE(rxe2_counters);
-}
-
-/*
  * Driver details of an object for `rdma resource show ... -dd`: the
  * u32s of d[] that are shown, then an "odp" string if given, in the
  * driver's nest of the message (emptied again if it does not fit).
@@ -508,6 +397,8 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	rxe2_tables_fini(rdev);
 	rxe2_ic_fini(rdev);
 	free_percpu(rdev->pcnt);
+	WARN_ON(!xa_empty(&rdev->counters));	/* ib_core freed them all */
+	xa_destroy(&rdev->counters);
 	netdev_put(rdev->ndev, &rdev->ndev_tracker);
 }
 
@@ -556,7 +447,6 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.advise_mr = rxe2_advise_mr,
 	.alloc_mr = rxe2_alloc_mr,
 	.alloc_mw = rxe2_alloc_mw,
-	.alloc_hw_port_stats = rxe2_alloc_hw_port_stats,
 	.alloc_ucontext = rxe2_alloc_ucontext,
 	.dealloc_driver = rxe2_dealloc_driver,
 	.dealloc_mw = rxe2_dealloc_mw,
@@ -568,7 +458,6 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.fill_res_cq_entry = rxe2_fill_res_cq_entry,
 	.fill_res_mr_entry = rxe2_fill_res_mr_entry,
 	.fill_res_qp_entry = rxe2_fill_res_qp_entry,
-	.get_hw_stats = rxe2_get_hw_stats,
 	.get_link_layer = rxe2_get_link_layer,
 	/* no get_netdev: ib_device_set_netdev() lets ib_core answer it */
 	.get_port_immutable = rxe2_get_port_immutable,
@@ -620,6 +509,7 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 
 	ib_set_device_ops(ibdev, &rxe2_dev_ops);
 	ib_set_device_ops(ibdev, &rxe2_verbs_ops);
+	ib_set_device_ops(ibdev, &rxe2_counter_ops);
 	ibdev->driver_def = rxe2_uapi_defs;
 
 	/*
@@ -648,6 +538,7 @@ int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe2_init_attr(rdev);
 	rxe2_tables_init(rdev);
 	rxe2_fault_init(rdev);
+	xa_init_flags(&rdev->counters, XA_FLAGS_ALLOC1);
 	/* from here on, ib_dealloc_device() undoes all of it */
 	rdev->pcnt = alloc_percpu(struct rxe2_pcpu_counters);
 	if (!rdev->pcnt) {

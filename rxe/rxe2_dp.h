@@ -84,6 +84,52 @@ static inline bool rxe2_qp_requests_acked(struct rxe2_qp *qp)
 	       qp->ibqp.qp_type == IB_QPT_XRC_INI;
 }
 
+/*
+ * Counting a QP's events (rxe2_counters.c): into the counter it is
+ * bound to, if any, else into the device's counters as rxe2.h does.
+ */
+bool rxe2_qp_count_slow(struct rxe2_qp *qp, unsigned int stat, u64 n);
+
+static inline bool rxe2_qp_count(struct rxe2_qp *qp, unsigned int stat,
+				 u64 n)
+{
+	return rcu_access_pointer(qp->ctr) && rxe2_qp_count_slow(qp, stat, n);
+}
+
+static inline void rxe2_qp_dp_count(struct rxe2_qp *qp,
+				    enum rxe2_dp_counter c)
+{
+	if (!rxe2_qp_count(qp, rxe2_stat_of_dp[c], 1))
+		rxe2_dp_count(rxe2_qp_rdev(qp), c);
+}
+
+static inline void rxe2_qp_pcount(struct rxe2_qp *qp,
+				  enum rxe2_pcpu_counter c, u64 n)
+{
+	if (!rxe2_qp_count(qp, rxe2_stat_of_pc[c], n))
+		rxe2_pcount(rxe2_qp_rdev(qp), c, n);
+}
+
+static inline void rxe2_qp_dropped(struct rxe2_qp *qp,
+				   enum rxe2_drop_reason why)
+{
+	if (!rxe2_qp_count(qp, rxe2_stat_of_drop[why], 1))
+		rxe2_rx_dropped(rxe2_qp_rdev(qp), why);
+}
+
+/* a packet the QP sent, or received and took (rxe2_count_pkt()) */
+static inline void rxe2_qp_count_pkt(struct rxe2_qp *qp, bool sent, u32 len)
+{
+	enum rxe2_pcpu_counter c = sent ? RXE2_PC_SENT_PKTS : RXE2_PC_RCVD_PKTS;
+
+	if (!rcu_access_pointer(qp->ctr)) {
+		rxe2_count_pkt(rxe2_qp_rdev(qp), sent, len);
+		return;
+	}
+	rxe2_qp_pcount(qp, c, 1);
+	rxe2_qp_pcount(qp, c + 1, len);
+}
+
 /* a responder that acknowledges: RC, XRC's target */
 static inline bool rxe2_qp_acks(struct rxe2_qp *qp)
 {

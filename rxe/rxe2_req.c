@@ -443,7 +443,7 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 
 	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 		return;		/* nothing sent from there yet */
-	rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_COMPLETER_RETRY);
+	rxe2_qp_dp_count(qp, RXE2_DPC_COMPLETER_RETRY);
 	rxe2_cc_resend(qp);
 	trace_rxe2_retransmit(qp->ibqp.device->index, qp->ibqp.qp_num, psn,
 			      dp->req_psn);

@@ -161,9 +161,9 @@ static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 		return;
 	}
 	if (inl)
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_INLINE_RECV);
+		rxe2_qp_dp_count(qp, RXE2_DPC_INLINE_RECV);
 	if (ic->cqe.status == IB_WC_SUCCESS)
-		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_RDMA_RECVS, 1);
+		rxe2_qp_pcount(qp, RXE2_PC_RDMA_RECVS, 1);
 }
 
 static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
@@ -321,12 +321,12 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (rxe2_qp_acks(qp)) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_RNR_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_RNR_ERR);
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
 	}
-	rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
+	rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
 }
 
 /*
@@ -876,14 +876,14 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	int ret;
 
 	if (ntohl(d->qkey) != qkey) {
-		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_BAD_QKEY);
+		rxe2_qp_dropped(qp, RXE2_DROP_BAD_QKEY);
 		return;
 	}
 	ret = rxe2_resp_get_rwqe(qp);
 	if (ret) {
 		if (ret == -EPROTO)
 			rxe2_qp_error(qp);
-		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_NO_RECV);
+		rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
 		return;
 	}
 	/*
@@ -892,7 +892,7 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	 * must not be able to break a UD QP (QP1: RDMA CM) that way.
 	 */
 	if (!rxe2_resp_rwqe_fits(qp, sizeof(grh) + pkt->paylen)) {
-		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_TOO_LONG);
+		rxe2_qp_dropped(qp, RXE2_DROP_TOO_LONG);
 		return;
 	}
 	rxe2_resp_choose_inline(qp, sizeof(grh) + pkt->paylen);
@@ -938,15 +938,14 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	if (rc && d > 0) {
 		if (!dp->nak_sent) {
 			dp->nak_sent = true;
-			rxe2_dp_count(rxe2_qp_rdev(qp),
-				      RXE2_DPC_OUT_OF_SEQ_REQUEST);
+			rxe2_qp_dp_count(qp, RXE2_DPC_OUT_OF_SEQ_REQUEST);
 			rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ,
 				      dp->resp_psn);
 		}
 		return;
 	}
 	if (rc && d < 0) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_DUP_REQUEST);
+		rxe2_qp_dp_count(qp, RXE2_DPC_DUP_REQUEST);
 		rxe2_resp_duplicate(qp, pkt);
 		return;
 	}
@@ -967,7 +966,7 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	/* its ACK comes with a later packet's (READs get responses) */
 	if (rc && !pkt->ackreq &&
 	    !(pkt->flags & (RXE2_OPF_READ | RXE2_OPF_ATOMIC | RXE2_OPF_PLACE)))
-		rxe2_pcount(rxe2_qp_rdev(qp), RXE2_PC_ACK_DEFERRED, 1);
+		rxe2_qp_pcount(qp, RXE2_PC_ACK_DEFERRED, 1);
 
 	/* opcode sequence: a FIRST/ONLY starts a message, others continue */
 	if (dp->in_msg ? (pkt->flags & RXE2_OPF_FIRST) ||

@@ -358,11 +358,12 @@ static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 }
 
 /* a packet taken by the QP: counted and traced; len BTH to ICRC */
-static void rxe2_rx_taken(struct rxe2_dev *rdev, const struct rxe2_pkt *pkt,
+static void rxe2_rx_taken(struct rxe2_qp *qp, const struct rxe2_pkt *pkt,
 			  u32 len)
 {
-	rxe2_count_pkt(rdev, false, len);
-	trace_rxe2_rx(rdev->ibdev.index, pkt->opcode, pkt->qpn, pkt->psn, len);
+	rxe2_qp_count_pkt(qp, false, len);
+	trace_rxe2_rx(qp->ibqp.device->index, pkt->opcode, pkt->qpn, pkt->psn,
+		      len);
 }
 
 /* an ACK handed over by rxe2_qp_deliver_ack(), to the completer */
@@ -380,12 +381,12 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		.qpn = qp->ibqp.qp_num,
 	};
 
-	rxe2_rx_taken(rxe2_qp_rdev(qp), &pkt, RXE2_ACK_WIRE_LEN);
+	rxe2_rx_taken(qp, &pkt, RXE2_ACK_WIRE_LEN);
 	if (rxe2_qp_requests_acked(qp) &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		rxe2_comp_rx(qp, &pkt);
 	else
-		rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_QP_STATE);
+		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
 }
 
 enum rxe2_rx_what {
@@ -429,8 +430,6 @@ static enum rxe2_rx_what rxe2_rx_next(struct rxe2_qp *qp,
 /* a packet to the responder or the completer; false: it has to wait */
 static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-
 	/*
 	 * A request waits for the READ being answered, except a repeated
 	 * READ: the requester lost responses and asks again, so the stream
@@ -442,7 +441,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return false;
 	if (pkt->flags & RXE2_OPF_REQ) {
 		if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)
-			rxe2_rx_dropped(rdev, RXE2_DROP_QP_STATE);
+			rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
 		else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 			rxe2_xrc_resp_rx(qp, pkt);
 		else
@@ -452,7 +451,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 			rxe2_comp_rx(qp, pkt);
 		else
-			rxe2_rx_dropped(rdev, RXE2_DROP_QP_STATE);
+			rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
 	}
 	return true;
 }
@@ -460,7 +459,6 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 /* caller holds state_lock */
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	enum rxe2_drop_reason why;
 	enum rxe2_rx_what what;
 	struct sk_buff *skb = NULL;
@@ -498,10 +496,10 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			if (rxe2_rx_parse_loop(qp, &pkt)) {
 				if (!rxe2_rx_pkt(qp, &pkt))
 					return;	/* stays in the slot */
-				rxe2_rx_taken(rdev, &pkt,
+				rxe2_rx_taken(qp, &pkt,
 					      RXE2_REQ_WIRE_LEN(qp->dp.lreq_len));
 			} else {
-				rxe2_rx_dropped(rdev, RXE2_DROP_MALFORMED);
+				rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 			}
 			/* release: done with the slot, a sender may refill it */
 			smp_store_release(&qp->dp.lreq_len, 0);
@@ -511,14 +509,15 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		}
 		why = rxe2_rx_parse(qp, skb, &pkt);
 		if (why != RXE2_DROP_NUM) {
-			rxe2_rx_drop(rdev, skb, why);
+			rxe2_qp_dropped(qp, why);
+			kfree_skb(skb);
 			continue;
 		}
 		if (!rxe2_rx_pkt(qp, &pkt)) {
 			skb_queue_head(&qp->dp.rx_queue, skb);
 			return;
 		}
-		rxe2_rx_taken(rdev, &pkt, pkt.wire_len);
+		rxe2_rx_taken(qp, &pkt, pkt.wire_len);
 		kfree_skb(skb);
 	}
 out:

@@ -208,7 +208,7 @@ void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
 {
 	if (skb_queue_len(&to->dp.rx_queue) >= RXE2_RX_BACKLOG ||
 	    test_bit(RXE2_QPF_DYING, &to->dp.flags)) {
-		rxe2_rx_dropped(rxe2_qp_rdev(to), RXE2_DROP_BACKLOG);
+		rxe2_qp_dropped(to, RXE2_DROP_BACKLOG);
 		kfree_skb(skb);
 	} else {
 		skb_queue_tail(&to->dp.rx_queue, skb);

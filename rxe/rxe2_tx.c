@@ -216,11 +216,11 @@ static void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen)
 }
 
 /* a packet sent, or handed over: counted and traced; len BTH to ICRC */
-static void rxe2_tx_sent(struct rxe2_dev *rdev, const struct rxe2_bth *bth,
+static void rxe2_tx_sent(struct rxe2_qp *qp, const struct rxe2_bth *bth,
 			 u32 len)
 {
-	rxe2_count_pkt(rdev, true, len);
-	trace_rxe2_tx(rdev->ibdev.index, bth->opcode,
+	rxe2_qp_count_pkt(qp, true, len);
+	trace_rxe2_tx(qp->ibqp.device->index, bth->opcode,
 		      ntohl(bth->qpn) & RXE2_QPN_MASK,
 		      ntohl(bth->apsn) & RXE2_PSN_MASK, len);
 }
@@ -285,7 +285,7 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		rxe2_qp_put(to);
 		return false;
 	}
-	rxe2_count_pkt(rdev, true, RXE2_ACK_WIRE_LEN);
+	rxe2_qp_count_pkt(qp, true, RXE2_ACK_WIRE_LEN);
 	trace_rxe2_tx(rdev->ibdev.index, RXE2_OP_ACK, qp->attr.dest_qp_num, psn,
 		      RXE2_ACK_WIRE_LEN);
 	return true;
@@ -337,7 +337,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		if (to)
 			rxe2_qp_put(to);
 		kfree_skb(skb);
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return ret;
 	}
 	skb->ip_summed = CHECKSUM_NONE;
@@ -350,14 +350,14 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		}
 		rxe2_skb_cb(skb)->trusted = true;
 		rxe2_qp_deliver(qp, to, skb);
-		rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+		rxe2_tx_sent(qp, &bth, tlen);
 		rxe2_fault_overtaken(rxe2_qp_rdev(qp));
 		return 0;
 	}
 	rxe2_tx_icrc(skb, av->ipv6, tlen);
 	if (unlikely(act != RXE2_FAULT_NONE)) {
 		/* sent, as far as the device knows: the rest is the wire's */
-		rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+		rxe2_tx_sent(qp, &bth, tlen);
 		rxe2_fault_xmit(rxe2_qp_rdev(qp), skb, av->ipv6, act, ms);
 		return 0;
 	}
@@ -366,10 +366,10 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 	else
 		ret = ip_local_out(net, NULL, skb);
 	if (net_xmit_eval(ret)) {
-		rxe2_dp_count(rxe2_qp_rdev(qp), RXE2_DPC_SEND_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return -ENOBUFS;
 	}
-	rxe2_tx_sent(rxe2_qp_rdev(qp), &bth, tlen);
+	rxe2_tx_sent(qp, &bth, tlen);
 	rxe2_fault_overtaken(rxe2_qp_rdev(qp));
 	return 0;
 }
@@ -418,7 +418,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	/* a port that is down sends nothing (RC retries, then gives up) */
 	if (!READ_ONCE(rdev->port_active)) {
 		kfree_skb(skb);
-		rxe2_dp_count(rdev, RXE2_DPC_SEND_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return -ENETDOWN;
 	}
 	if (rxe2_fault_tx_drop(rdev)) {
@@ -436,7 +436,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 				 ntohl(((struct rxe2_bth *)skb->data)->qpn),
 				 &local);
 	if (local && !to) {
-		rxe2_tx_sent(rdev, (struct rxe2_bth *)skb->data, skb->len);
+		rxe2_tx_sent(qp, (struct rxe2_bth *)skb->data, skb->len);
 		kfree_skb(skb);
 		return 0;	/* as if the receiver dropped it */
 	}
@@ -496,7 +496,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	if (skb)
 		return rxe2_tx_send(qp, av, sport, skb);
 	if (!READ_ONCE(rdev->port_active)) {
-		rxe2_dp_count(rdev, RXE2_DPC_SEND_ERR);
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return -ENETDOWN;
 	}
 	if (rxe2_fault_tx_drop(rdev))
@@ -507,7 +507,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	    (local && !dev_nit_active(rdev->ndev) &&
 	     rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))) {
 		/* handed over, or as if the receiver dropped it */
-		rxe2_tx_sent(rdev, bth, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+		rxe2_tx_sent(qp, bth, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
 		return 0;
 	}
 	/* a packet after all; as headers and payload, the pad is the same */

@@ -739,6 +739,8 @@ struct rxe2_qp {
 	u32 max_inl_recv;
 	struct ib_qp_cap cap;		/* what the rings really hold */
 	struct ib_xrcd *xrcd;		/* XRC target: its domain */
+	/* the counter it is bound to (rdma statistic qp), or NULL */
+	struct rxe2_counter __rcu *ctr;
 	struct mutex state_lock;	/* modify/query against each other */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last value of every attribute set */

@@ -79,7 +79,7 @@ static void rxe2_xrc_bad_srq(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	rxe2_rx_dropped(rxe2_qp_rdev(qp), RXE2_DROP_XRC_SRQ);
+	rxe2_qp_dropped(qp, RXE2_DROP_XRC_SRQ);
 	if (!new)
 		return;
 	if (dp->have_rwqe &&

@@ -56,7 +56,7 @@ extern struct rxe2_params rxe2_params;
 
 /*
  * Why a RoCEv2 packet was dropped.  Each drop is counted under exactly one
- * reason; the port counter rx_dropped is their sum (rxe2_device.c).
+ * reason; the port counter rx_dropped is their sum (rxe2_counters.c).
  */
 enum rxe2_drop_reason {
 	RXE2_DROP_NO_QP,	/* no such QP or group, or the port is down */
@@ -74,7 +74,7 @@ enum rxe2_drop_reason {
 /*
  * Data path events, counted with an atomic: rare ones (errors, NAKs,
  * retries, ODP faults) or per message.  The port counters in
- * rxe2_device.c name them; those rdma_rxe also has carry its names.
+ * rxe2_counters.c name them; those rdma_rxe also has carry its names.
  */
 enum rxe2_dp_counter {
 	RXE2_DPC_DUP_REQUEST,		/* requests with an old PSN */
@@ -140,6 +140,7 @@ struct rxe2_counter_vals {
 
 struct rxe2_counter {
 	struct rxe2_counter_vals __percpu *vals;
+	unsigned int nqps;	/* QPs bound, under the rdma_counter's lock */
 };
 
 struct rxe2_ic_map;
@@ -279,13 +280,15 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 	return container_of(ibuc, struct rxe2_ucontext, ibuc);
 }
 
-/* rxe2_device.c */
+/* rxe2_counters.c: port counters and QP counters */
 void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
-/* which port counter each source counter is (rxe2_counters.c) */
+/* which port counter each source counter is */
 extern u8 rxe2_stat_of_pc[RXE2_PC_NUM];
 extern u8 rxe2_stat_of_dp[RXE2_DPC_NUM];
 extern u8 rxe2_stat_of_drop[RXE2_DROP_NUM];
+
+/* rxe2_device.c */
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);
 /* a registered device, with a reference: drop it with ib_device_put() */
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev);

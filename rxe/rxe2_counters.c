@@ -83,10 +83,11 @@ static const struct {
 static struct rdma_stat_desc rxe2_counter_descs[ARRAY_SIZE(rxe2_counters)];
 
 /* which port counter each source counter is, for a QP's counter */
-u8 rxe2_stat_of_pc[RXE2_PC_NUM];
-u8 rxe2_stat_of_dp[RXE2_DPC_NUM];
-u8 rxe2_stat_of_drop[RXE2_DROP_NUM];
-static unsigned int rxe2_stat_drops;	/* rx_dropped: the sum of the drops */
+u8 rxe2_stat_of_pc[RXE2_PC_NUM] __ro_after_init;
+u8 rxe2_stat_of_dp[RXE2_DPC_NUM] __ro_after_init;
+u8 rxe2_stat_of_drop[RXE2_DROP_NUM] __ro_after_init;
+/* rx_dropped: the sum of the drops */
+static unsigned int rxe2_stat_drops __ro_after_init;
 
 void rxe2_counters_init(void)
 {
@@ -171,56 +172,97 @@ bool rxe2_qp_count_slow(struct rxe2_qp *qp, unsigned int stat, u64 n)
 {
 	struct rxe2_counter *c;
 
+	bool counted;
+
 	rcu_read_lock();
 	c = rcu_dereference(qp->ctr);
+	counted = c;
 	if (c)
 		this_cpu_add(c->vals->v[stat], n);
 	rcu_read_unlock();
-	return c;
+	return counted;
 }
 
-static struct rxe2_counter *rxe2_counter_new(struct rxe2_dev *rdev, u32 *id)
+static int rxe2_counter_new(struct rxe2_dev *rdev, u32 *id,
+			    struct rxe2_counter **cp)
 {
 	struct rxe2_counter *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	int ret = -ENOMEM;
 
 	if (!c)
-		return NULL;
+		return ret;
 	c->vals = alloc_percpu(struct rxe2_counter_vals);
-	if (c->vals && !xa_alloc(&rdev->counters, id, c, xa_limit_32b,
-				 GFP_KERNEL))
-		return c;
+	if (!c->vals)
+		goto err_free;
+	ret = xa_alloc(&rdev->counters, id, c, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto err_vals;
+	*cp = c;
+	return 0;
+
+err_vals:
 	free_percpu(c->vals);
+err_free:
 	kfree(c);
-	return NULL;
+	return ret;
 }
 
-/* a new counter (counter->id 0) gets its id here */
+/*
+ * Under the counter's mutex (ib_core); a new counter (counter->id 0)
+ * gets its id here.  ib_core's check that the QP is not bound yet takes
+ * no lock, so it is made again under the QP's.
+ */
 static int rxe2_counter_bind_qp(struct rdma_counter *counter,
 				struct ib_qp *ibqp)
 {
 	struct rxe2_dev *rdev = to_rdev(ibqp->device);
+	struct rxe2_qp *qp = to_rqp(ibqp);
 	struct rxe2_counter *c;
+	int ret = 0;
 
+	mutex_lock(&qp->state_lock);
+	if (rcu_dereference_protected(qp->ctr,
+				      lockdep_is_held(&qp->state_lock))) {
+		ret = -EBUSY;
+		goto out;
+	}
 	if (counter->id) {
 		c = xa_load(&rdev->counters, counter->id);
-		if (!c)
-			return -EINVAL;
+		if (WARN_ON_ONCE(!c)) {
+			ret = -EINVAL;
+			goto out;
+		}
 	} else {
-		c = rxe2_counter_new(rdev, &counter->id);
-		if (!c)
-			return -ENOMEM;
+		ret = rxe2_counter_new(rdev, &counter->id, &c);
+		if (ret)
+			goto out;
 	}
-	rcu_assign_pointer(to_rqp(ibqp)->ctr, c);
+	c->nqps++;
+	rcu_assign_pointer(qp->ctr, c);
 	ibqp->counter = counter;
-	return 0;
+out:
+	mutex_unlock(&qp->state_lock);
+	return ret;
 }
 
+/* under the counter's mutex (ib_core), which keeps nqps */
 static int rxe2_counter_unbind_qp(struct ib_qp *ibqp)
 {
-	RCU_INIT_POINTER(to_rqp(ibqp)->ctr, NULL);
+	struct rxe2_qp *qp = to_rqp(ibqp);
+	struct rxe2_counter *c;
+
+	mutex_lock(&qp->state_lock);
+	c = rcu_dereference_protected(qp->ctr,
+				      lockdep_is_held(&qp->state_lock));
+	RCU_INIT_POINTER(qp->ctr, NULL);
 	ibqp->counter = NULL;
-	/* counts in progress land before the counter is read or freed */
-	synchronize_rcu_expedited();
+	mutex_unlock(&qp->state_lock);
+	/*
+	 * The last QP gone: ib_core reads the counter one last time and
+	 * frees it next, so every count in progress must land first.
+	 */
+	if (c && !--c->nqps)
+		synchronize_rcu();
 	return 0;
 }
 

@@ -339,7 +339,7 @@ void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
 			continue;
 		copy = skb_clone(skb, GFP_ATOMIC);
 		if (!copy || !rxe2_rx_queue(qp, copy))
-			rxe2_rx_dropped(rdev, RXE2_DROP_BACKLOG);
+			rxe2_qp_dropped(qp, RXE2_DROP_BACKLOG);
 	}
 	consume_skb(skb);
 }

@@ -176,7 +176,7 @@ unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 	if (!qp)
 		rxe2_rx_drop(rdev, skb, RXE2_DROP_NO_QP);
 	else if (!rxe2_rx_queue(qp, skb))
-		rxe2_rx_dropped(rdev, RXE2_DROP_BACKLOG);
+		rxe2_qp_dropped(qp, RXE2_DROP_BACKLOG);
 	return NF_STOLEN;
 }
 

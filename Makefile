@@ -103,12 +103,17 @@ bench-loss: all ab-base
 
 # The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
 # live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
+# FUZZ_SECONDS bounds the fuzzer itself; the test and the boot get
+# room for the traffic and checks around it.
 FUZZ_FRAMES ?= 1000000
 FUZZ_PPS ?= 2500
+FUZZ_SECONDS ?= 3000
 fuzz: all
 	RXE2_TESTS=test_fuzz.sh RXE2_FUZZ_FRAMES=$(FUZZ_FRAMES) \
-	RXE2_FUZZ_PPS=$(FUZZ_PPS) \
-	RXE2_TEST_TIMEOUT=5400 tools/vm --timeout 6000 -- $(CURDIR)/selftests/run
+	RXE2_FUZZ_PPS=$(FUZZ_PPS) RXE2_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	RXE2_TEST_TIMEOUT=$$(($(FUZZ_SECONDS) + 2400)) \
+	tools/vm --timeout $$(($(FUZZ_SECONDS) + 3000)) -- \
+		$(CURDIR)/selftests/run
 
 # The sanitizer kernel (KASAN, UBSAN, lockdep, DEBUG_LIST, KMEMLEAK...):
 # tools/debug-kernel builds it once from linux-source-6.1 into a cache
@@ -119,7 +124,7 @@ fuzz: all
 check-debug: deps
 	kver=$$(tools/debug-kernel) && \
 	RXE2_TEST_TIMEOUT=1200 $(MAKE) check KVER=$$kver VM_TIMEOUT=7200 && \
-	$(MAKE) fuzz KVER=$$kver FUZZ_PPS=1500
+	$(MAKE) fuzz KVER=$$kver FUZZ_PPS=1500 FUZZ_SECONDS=9000
 
 tools/rxe2fuzz: tools/rxe2fuzz.c
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<

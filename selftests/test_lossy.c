@@ -75,6 +75,16 @@ static bool link_up(const char *netem)
 		"ip -n nl1 link set lo up && ip -n nl2 link set lo up && "
 		"ip netns exec nl1 rdma link add " DA " type rxe2 netdev nl1v && "
 		"ip netns exec nl2 rdma link add " DB " type rxe2 netdev nl2v && "
+		/*
+		 * Neighbours fixed before the loss starts: an ARP lost to
+		 * netem would fail ib_core's address resolution at
+		 * connect time (modify_qp to RTR), which is not what this
+		 * test is about.
+		 */
+		"ip -n nl1 neigh replace 10.79.6.2 dev nl1v nud permanent lladdr "
+		"$(ip netns exec nl2 cat /sys/class/net/nl2v/address) && "
+		"ip -n nl2 neigh replace 10.79.6.1 dev nl2v nud permanent lladdr "
+		"$(ip netns exec nl1 cat /sys/class/net/nl1v/address) && "
 		"{ [ -z '%s' ] || tc -n nl1 qdisc add dev nl1v root netem %s; } && "
 		"{ [ -z '%s' ] || tc -n nl2 qdisc add dev nl2v root netem %s; } && "
 		"for i in $(seq 100); do "
@@ -269,6 +279,7 @@ static bool setup(struct lossy *l)
 {
 	struct ibv_qp_cap cap = dp_small_cap;
 	struct dp_conn c;
+	int err;
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -295,7 +306,10 @@ static bool setup(struct lossy *l)
 	if (time_scale() > 1)
 		c.timeout += 2;
 	c.rd_atomic = 4;
-	return !dp_pair(&l->da, &l->db, IBV_QPT_RC, &cap, &c, &l->a, &l->b);
+	err = dp_pair(&l->da, &l->db, IBV_QPT_RC, &cap, &c, &l->a, &l->b);
+	if (err)
+		tap_diag("dp_pair: %s", strerror(err));
+	return !err;
 }
 
 static bool fault_set(unsigned int every)

@@ -347,10 +347,11 @@ static void put32(uint8_t *p, uint32_t v)
 /* ---- templates ------------------------------------------------------- */
 
 /* frames are pooled by what they are, so that rare kinds get their share */
-enum tclass { T_RC_REQ, T_RC_RESP, T_UC, T_UD, T_GSI, T_NCLASS };
+enum tclass { T_RC_REQ, T_RC_RESP, T_UC, T_UD, T_GSI, T_XRC, T_NCLASS };
 
 static const char *const tclass_name[T_NCLASS] = {
 	"RC request", "RC ACK/response", "UC", "UD", "GSI (QP1)",
+	"XRC",
 };
 
 struct pool {
@@ -370,6 +371,9 @@ static enum tclass frame_class(struct frame *f)
 		return (get32(bth + 4) & 0xffffff) == 1 ? T_GSI : T_UD;
 	if (op >> 5 == 1)
 		return T_UC;
+	/* requests and responses alike: XRC traffic is rarer than RC's */
+	if (op >> 5 == 5)
+		return T_XRC;
 	return (op & 31) >= 13 && (op & 31) <= 18 ? T_RC_RESP : T_RC_REQ;
 }
 

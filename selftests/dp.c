@@ -486,13 +486,19 @@ struct ibv_mr *dp_reg(struct ibv_pd *pd, void *buf, size_t len, int access)
 
 int dp_sh(const char *fmt, ...)
 {
-	char cmd[1024];
+	char cmd[4096];
 	va_list ap;
-	int r;
+	int r, n;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
+	/* a command cut short would run as something else */
+	if (n < 0 || (size_t)n >= sizeof(cmd)) {
+		fprintf(stderr, "dp_sh: command longer than %zu bytes\n",
+			sizeof(cmd));
+		return -1;
+	}
 	fflush(stdout);
 	r = system(cmd);
 	if (r == -1)

@@ -268,6 +268,20 @@ enum ext {
 	EXT_XRCETH = 256,
 };
 
+/* the transport of a BTH opcode (its top 3 bits) */
+enum { TR_RC = 0, TR_UC = 1, TR_UD = 3, TR_XRC = 5 };
+
+static unsigned int op_transport(uint8_t opcode)
+{
+	return opcode >> 5;
+}
+
+/* RC and XRC operations 13..18: READ responses, ACK, atomic ACK */
+static bool op_is_response(uint8_t opcode)
+{
+	return (opcode & 31) >= 13 && (opcode & 31) <= 18;
+}
+
 /* extended headers of an opcode, in wire order; 0 for none or unknown */
 static unsigned int op_ext(uint8_t opcode)
 {
@@ -284,14 +298,14 @@ static unsigned int op_ext(uint8_t opcode)
 		[28] = EXT_FETH | EXT_RETH,		/* FLUSH (RC only) */
 		[29] = EXT_RETH,			/* ATOMIC WRITE (RC only) */
 	};
-	unsigned int t = opcode >> 5, op = opcode & 31;
+	unsigned int t = op_transport(opcode), op = opcode & 31;
 
-	if (t == 3)	/* UD: SEND_ONLY, SEND_ONLY_IMM */
+	if (t == TR_UD)	/* SEND_ONLY, SEND_ONLY_IMM */
 		return op == 4 ? EXT_DETH : op == 5 ? EXT_DETH | EXT_IMM : 0;
-	/* XRC: RC's operations; requests (not 13..18) name an XRC SRQ */
-	if (t == 5 && op < 24)
-		return rc[op] | (op >= 13 && op <= 18 ? 0 : EXT_XRCETH);
-	return t == 0 || (t == 1 && op < 28) ? rc[op] : 0;
+	/* XRC: RC's operations; requests name an XRC SRQ */
+	if (t == TR_XRC && op < 24)
+		return rc[op] | (op_is_response(opcode) ? 0 : EXT_XRCETH);
+	return t == TR_RC || (t == TR_UC && op < 28) ? rc[op] : 0;
 }
 
 static const struct {
@@ -367,14 +381,17 @@ static enum tclass frame_class(struct frame *f)
 	uint8_t *bth = frame_bth(f);
 	uint8_t op = bth[0];
 
-	if (op >> 5 == 3)
+	switch (op_transport(op)) {
+	case TR_UD:
 		return (get32(bth + 4) & 0xffffff) == 1 ? T_GSI : T_UD;
-	if (op >> 5 == 1)
+	case TR_UC:
 		return T_UC;
-	/* requests and responses alike: XRC traffic is rarer than RC's */
-	if (op >> 5 == 5)
+	case TR_XRC:
+		/* requests and responses alike: XRC traffic is rarer than RC's */
 		return T_XRC;
-	return (op & 31) >= 13 && (op & 31) <= 18 ? T_RC_RESP : T_RC_REQ;
+	default:
+		return op_is_response(op) ? T_RC_RESP : T_RC_REQ;
+	}
 }
 
 static void learn(const uint8_t *p, size_t len)

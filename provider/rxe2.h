@@ -509,6 +509,11 @@ struct rxe2_qp *rxe2_qp_alloc(void);
 void rxe2_qp_free(struct rxe2_qp *qp);
 struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
+/* rxe2_flow.c */
+struct ibv_flow *rxe2_create_flow(struct ibv_qp *ibqp,
+				  struct ibv_flow_attr *attr);
+int rxe2_destroy_flow(struct ibv_flow *flow);
+
 struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr);
 struct ibv_qp *rxe2_create_qp_inl(struct ibv_context *ibctx,

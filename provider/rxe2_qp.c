@@ -62,6 +62,10 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 	case IBV_QPT_XRC_RECV:
 		return rxe2_check_xrc_recv_attr(ibctx, attr);
 	case IBV_QPT_RAW_PACKET:
+		/* frames come from flows to its own receive queue only */
+		if (attr->srq)
+			return EOPNOTSUPP;
+		break;
 	case IBV_QPT_DRIVER:
 		return EOPNOTSUPP;
 	default:

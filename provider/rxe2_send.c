@@ -95,6 +95,14 @@ _Static_assert(sizeof(struct ib_uverbs_post_send_resp) == 4,
 #define RXE2_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |		\
 			 IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
+/* the send flags a QP takes: a raw packet QP's frames get checksums */
+static unsigned int rxe2_qp_send_flags(const struct ibv_qp *ibqp)
+{
+	if (ibqp->qp_type == IBV_QPT_RAW_PACKET)
+		return RXE2_SEND_FLAGS | IBV_SEND_IP_CSUM;
+	return RXE2_SEND_FLAGS;
+}
+
 /* ibv_qp_ex send_ops_flags and the opcode each one enables */
 static const struct {
 	uint64_t flag;
@@ -125,6 +133,8 @@ static uint32_t rxe2_qp_type_opcodes(enum ibv_qp_type type)
 		return RXE2_UD_OPCODES;
 	case IBV_QPT_XRC_SEND:
 		return RXE2_XRC_OPCODES;
+	case IBV_QPT_RAW_PACKET:
+		return RXE2_OP(IBV_WR_SEND);	/* one Ethernet frame */
 	default:
 		return 0;	/* XRC_RECV: no send queue */
 	}
@@ -267,7 +277,7 @@ static int rxe2_build_send_wqe(struct rxe2_qp *qp, const struct ibv_send_wr *wr,
 
 	if (op >= 32 || !(qp->send_opcodes & RXE2_OP(op)))
 		return EINVAL;
-	if (wr->send_flags & ~(unsigned int)RXE2_SEND_FLAGS)
+	if (wr->send_flags & ~rxe2_qp_send_flags(ibqp))
 		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
 		return EINVAL;
@@ -504,7 +514,7 @@ static struct rxe2_send_wqe *rxe2_wr_new(struct ibv_qp_ex *ibqpx,
 	if (qp->wr_err)
 		return NULL;
 	if (!(qp->wr_opcodes & RXE2_OP(opcode)) ||
-	    (ibqpx->wr_flags & ~(unsigned int)RXE2_SEND_FLAGS)) {
+	    (ibqpx->wr_flags & ~rxe2_qp_send_flags(&ibqpx->qp_base))) {
 		rxe2_wr_fail(qp, EINVAL);
 		return NULL;
 	}

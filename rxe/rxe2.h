@@ -6,6 +6,7 @@
 #define RXE2_H
 
 #include <linux/netdevice.h>
+#include <linux/netfilter.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -237,6 +238,18 @@ struct rxe2_dev {
 	atomic64_t dp_cnt[RXE2_DPC_NUM];	/* data path events */
 	struct rxe2_pcpu_counters __percpu *pcnt;	/* per-packet events */
 	struct xarray counters;		/* QP counters by id (rxe2_counters.c) */
+	/*
+	 * Flow steering (rxe2_flow.c).  flow_mutex, taken under RTNL,
+	 * guards the rest; the netfilter hooks read flows under RCU.
+	 */
+	struct mutex flow_mutex;
+	struct list_head flows;		/* the order frames meet them */
+	unsigned int nflows;
+	u64 flow_seq;
+	bool flow_hooked;		/* flow_ops registered in flow_net */
+	bool flow_dead;			/* the netdev is unregistering */
+	struct net *flow_net;
+	struct nf_hook_ops flow_ops[2];	/* ingress, egress */
 	struct rxe2_fault fault;	/* cold: only while rules are set */
 };
 
@@ -283,6 +296,9 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 /* rxe2_counters.c: port counters and QP counters */
 void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
+extern const struct ib_device_ops rxe2_flow_ops;
+void rxe2_flows_init(struct rxe2_dev *rdev);
+void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
 /* which port counter each source counter is */
 extern u8 rxe2_stat_of_pc[RXE2_PC_NUM];
 extern u8 rxe2_stat_of_dp[RXE2_DPC_NUM];

@@ -61,6 +61,9 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->hw_ver = RXE2_HW_VER;
 	a->max_qp = p->max_qp;
 	a->max_qp_wr = p->max_qp_wr;
+	/* raw packet QPs (rxe2_raw.c): checksums written and verified */
+	a->max_raw_ethy_qp = p->max_qp;
+	a->raw_packet_caps = IB_RAW_PACKET_CAP_IP_CSUM;
 	/*
 	 * Only what the verbs and the data path implement.
 	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,
@@ -78,6 +81,8 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_XRC |
+			      IB_DEVICE_MANAGED_FLOW_STEERING |
+			      IB_DEVICE_RAW_IP_CSUM |
 			      RXE2_DEVICE_ATOMIC_WRITE |
 			      RXE2_DEVICE_FLUSH_GLOBAL;
 	/*
@@ -510,6 +515,7 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &rxe2_dev_ops);
 	ib_set_device_ops(ibdev, &rxe2_verbs_ops);
 	ib_set_device_ops(ibdev, &rxe2_counter_ops);
+	ib_set_device_ops(ibdev, &rxe2_flow_ops);
 	ibdev->driver_def = rxe2_uapi_defs;
 
 	/*
@@ -539,6 +545,7 @@ int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe2_tables_init(rdev);
 	rxe2_fault_init(rdev);
 	xa_init_flags(&rdev->counters, XA_FLAGS_ALLOC1);
+	rxe2_flows_init(rdev);
 	/* from here on, ib_dealloc_device() undoes all of it */
 	rdev->pcnt = alloc_percpu(struct rxe2_pcpu_counters);
 	if (!rdev->pcnt) {

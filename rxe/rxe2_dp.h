@@ -335,6 +335,16 @@ struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
 void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			bool placement, u64 orig);
 void rxe2_atomic_store(u64 *p, u64 v);
+/* the receive WQE of a message: taken, checked, filled, completed */
+int rxe2_resp_get_rwqe(struct rxe2_qp *qp);
+bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len);
+int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len);
+void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
+		   u32 opcode, u32 len, u32 flags, u32 ex, bool solicited);
+
+/* rxe2_raw.c: raw packet QPs; rxe2_flow.c steers frames to them */
+int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);
+void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /*
  * rxe2_xrc.c: the XRC target's responder.  A request finds its XRC SRQ

@@ -282,9 +282,12 @@ static int rxe2_netdev_event(struct notifier_block *nb, unsigned long event,
 	if (!rdev)
 		return NOTIFY_DONE;
 
-	if (event == NETDEV_UNREGISTER)
+	if (event == NETDEV_UNREGISTER) {
+		/* the flows' netfilter hooks go with the netdev, now */
+		rxe2_flows_netdev_gone(rdev);
 		/* not under RTNL: unregistration takes it */
 		ib_unregister_device_queued(&rdev->ibdev);
+	}
 	else
 		rxe2_port_refresh(rdev);
 

@@ -213,6 +213,11 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (!udata)
 			return -EOPNOTSUPP;
 		break;
+	case IB_QPT_RAW_PACKET:
+		/* frames for a process (CAP_NET_RAW: ib_core); no SRQ */
+		if (!udata || init->srq)
+			return -EOPNOTSUPP;
+		break;
 	case IB_QPT_GSI:
 		/* QP1 belongs to ib_mad; a process never gets one */
 		if (udata || init->port_num != RXE2_PORT)

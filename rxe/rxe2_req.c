@@ -47,8 +47,9 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 		return qp->is_user && (qp->ibqp.qp_type == IB_QPT_RC ||
 				       qp->ibqp.qp_type == IB_QPT_UC);
 	case IB_UVERBS_WR_SEND:
-	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return true;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return qp->ibqp.qp_type != IB_QPT_RAW_PACKET;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		return qp->ibqp.qp_type == IB_QPT_RC ||
@@ -587,7 +588,8 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 		 */
 		if (dp->rate_kbps && !rxe2_pace_may_send(qp))
 			break;
-		status = rxe2_req_packet(qp, idx);
+		status = qp->ibqp.qp_type == IB_QPT_RAW_PACKET ?
+			 rxe2_raw_send(qp, idx) : rxe2_req_packet(qp, idx);
 		if (status < 0)
 			break;	/* no memory: the retry timer comes back */
 		if (status) {

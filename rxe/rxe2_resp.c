@@ -166,7 +166,7 @@ static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 		rxe2_qp_pcount(qp, RXE2_PC_RDMA_RECVS, 1);
 }
 
-static void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
+void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 			  u32 opcode, u32 len, u32 flags, u32 ex, bool solicited)
 {
 	struct rxe2_cqe_inline ic = {
@@ -203,7 +203,7 @@ static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 }
 
 /* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
-static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
+int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_srq *srq = rxe2_qp_srq(qp);
@@ -258,7 +258,7 @@ static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
  * Whether the receive WQE's SGEs hold len bytes.  A WQE with a bad SGE
  * count "fits": placing into it fails as the process's own fault.
  */
-static bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
+bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
 {
 	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
 	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
@@ -273,7 +273,7 @@ static bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
 }
 
 /* place len bytes at the current offset of the receive WQE */
-static int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
+int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 {
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
 	struct rxe2_sge_cursor c = {

@@ -507,6 +507,12 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		case RXE2_RX_SKB:
 			break;
 		}
+		/* a raw packet QP's queue holds frames its flows steered */
+		if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
+			rxe2_raw_rx(qp, skb);
+			kfree_skb(skb);
+			continue;
+		}
 		why = rxe2_rx_parse(qp, skb, &pkt);
 		if (why != RXE2_DROP_NUM) {
 			rxe2_qp_dropped(qp, why);

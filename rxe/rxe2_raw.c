@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: raw packet QPs (IBV_QPT_RAW_PACKET).  Such a QP sends whole
+ * Ethernet frames out of the device's netdev and receives the frames
+ * its flows steer to it (rxe2_flow.c), through the same rings as every
+ * other QP: a posted receive costs no system call.
+ *
+ * Send: a SEND WQE's gather list is one frame, MAC header first, at
+ * least ETH_HLEN bytes and at most the netdev's MTU plus an Ethernet and
+ * a VLAN header.  It goes to dev_queue_xmit() and completes once handed
+ * over, as a NIC completes a frame once it is on the wire; a frame the
+ * link then drops is lost as it would be there.  IBV_SEND_IP_CSUM has
+ * the IPv4 header checksum and the TCP or UDP checksum written.
+ *
+ * Receive: the whole frame, MAC header first (a VLAN tag the netdev took
+ * out is put back), into a receive WQE; IBV_WC_IP_CSUM_OK when it is IP
+ * with a good IPv4 header checksum and a good TCP or UDP checksum.  A
+ * frame longer than the WQE's buffers is dropped and counted (rx_too_long)
+ * and the WQE kept: no sender can break the QP.
+ */
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/netdevice.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <net/ip6_checksum.h>
+
+#include "rxe2_dp.h"
+
+#define RXE2_WC_IP_CSUM_OK	(1 << 2)	/* IBV_WC_IP_CSUM_OK */
+
+/*
+ * The checksum field of the TCP or UDP header at l4, or NULL when the
+ * header is not all there.
+ */
+static __sum16 *rxe2_raw_l4_check(u8 proto, u8 *l4, u32 l4_len)
+{
+	if (proto == IPPROTO_TCP && l4_len >= sizeof(struct tcphdr))
+		return &((struct tcphdr *)l4)->check;
+	if (proto == IPPROTO_UDP && l4_len >= sizeof(struct udphdr))
+		return &((struct udphdr *)l4)->check;
+	return NULL;
+}
+
+/*
+ * The L3 and L4 checksums of the IP packet at nh (len bytes, ethertype
+ * type): written (set) or verified.  Verifying answers true only for a
+ * TCP or UDP packet whose checksums are all good; setting always does
+ * what it can.
+ */
+static bool rxe2_raw_csum(__be16 type, u8 *nh, u32 len, bool set)
+{
+	__sum16 *check;
+	__wsum sum;
+	u8 *l4;
+	u32 l4_len;
+	u8 proto;
+
+	if (type == htons(ETH_P_IP)) {
+		struct iphdr *ip = (struct iphdr *)nh;
+
+		if (len < sizeof(*ip) || ip->ihl < 5 || ip->ihl * 4 > len ||
+		    ntohs(ip->tot_len) > len || ntohs(ip->tot_len) < ip->ihl * 4)
+			return false;
+		if (set) {
+			ip->check = 0;
+			ip->check = ip_fast_csum(ip, ip->ihl);
+		} else if (ip_fast_csum(ip, ip->ihl)) {
+			return false;
+		}
+		if (ip->frag_off & htons(IP_MF | IP_OFFSET))
+			return false;
+		l4 = nh + ip->ihl * 4;
+		l4_len = ntohs(ip->tot_len) - ip->ihl * 4;
+		proto = ip->protocol;
+		check = rxe2_raw_l4_check(proto, l4, l4_len);
+		if (!check)
+			return false;
+		/* an IPv4 UDP checksum of 0 means none was sent */
+		if (!set && proto == IPPROTO_UDP && !*check)
+			return true;
+		if (set)
+			*check = 0;
+		sum = csum_partial(l4, l4_len, 0);
+		if (!set)
+			return !csum_tcpudp_magic(ip->saddr, ip->daddr, l4_len,
+						  proto, sum);
+		*check = csum_tcpudp_magic(ip->saddr, ip->daddr, l4_len,
+					   proto, sum);
+	} else if (type == htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)nh;
+
+		if (len < sizeof(*ip6) ||
+		    ntohs(ip6->payload_len) > len - sizeof(*ip6))
+			return false;
+		l4 = nh + sizeof(*ip6);
+		l4_len = ntohs(ip6->payload_len);
+		proto = ip6->nexthdr;
+		check = rxe2_raw_l4_check(proto, l4, l4_len);
+		if (!check)
+			return false;
+		if (set)
+			*check = 0;
+		sum = csum_partial(l4, l4_len, 0);
+		if (!set)
+			return !csum_ipv6_magic(&ip6->saddr, &ip6->daddr, l4_len,
+						proto, sum);
+		*check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr, l4_len,
+					 proto, sum);
+	} else {
+		return false;
+	}
+	if (proto == IPPROTO_UDP && !*check)
+		*check = CSUM_MANGLED_0;
+	return true;
+}
+
+/* the ethertype after any VLAN tags, and where its header starts */
+static __be16 rxe2_raw_l3(const u8 *frame, u32 len, u32 *off)
+{
+	__be16 type;
+
+	*off = ETH_HLEN;
+	type = ((const struct ethhdr *)frame)->h_proto;
+	while (eth_type_vlan(type) && *off + VLAN_HLEN <= len) {
+		type = *(const __be16 *)(frame + *off + 2);
+		*off += VLAN_HLEN;
+	}
+	return type;
+}
+
+/* Send one frame; an IB_WC_* status when the WQE is at fault. */
+int rxe2_raw_send(struct rxe2_qp *qp, u32 idx)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct net_device *ndev = rdev->ndev;
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+	u32 len = info->length;
+	struct sk_buff *skb;
+	u32 nh_off;
+	__be16 type;
+	u8 *frame;
+
+	if (len < ETH_HLEN || len > READ_ONCE(ndev->mtu) + VLAN_ETH_HLEN)
+		return IB_WC_LOC_LEN_ERR;
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	frame = skb_put(skb, len);
+	if (w->send_flags & IB_SEND_INLINE) {
+		memcpy(frame, w + 1, len);
+	} else {
+		struct rxe2_sge_cursor c = {
+			.sge = (const struct rxe2_sge *)(w + 1),
+			.num = w->num_sge,
+		};
+
+		if (rxe2_sge_copy(qp, &c, frame, len, false, info->hold,
+				  RXE2_WQE_MRS, &info->mr_seq)) {
+			kfree_skb(skb);
+			return IB_WC_LOC_PROT_ERR;
+		}
+	}
+	type = rxe2_raw_l3(frame, len, &nh_off);
+	if (w->send_flags & IB_SEND_IP_CSUM)
+		rxe2_raw_csum(type, frame + nh_off, len - nh_off, true);
+	skb->dev = ndev;
+	skb_reset_mac_header(skb);
+	skb_set_network_header(skb, nh_off);
+	skb->protocol = ((struct ethhdr *)frame)->h_proto;
+	/* a link that is down drops it, as a NIC's would */
+	dev_queue_xmit(skb);
+	rxe2_qp_count_pkt(qp, true, len);
+
+	info->state = RXE2_WQE_DONE;
+	qp->dp.req_next++;
+	return 0;
+}
+
+/* the frame as it was on the wire: a tag the netdev took out goes back */
+static int rxe2_raw_place(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	struct vlan_ethhdr tag;
+	int ret;
+
+	if (!skb_vlan_tag_present(skb))
+		return rxe2_resp_place(qp, skb->data, skb->len);
+	memcpy(&tag, skb->data, 2 * ETH_ALEN);
+	tag.h_vlan_proto = skb->vlan_proto;
+	tag.h_vlan_TCI = htons(skb_vlan_tag_get(skb));
+	ret = rxe2_resp_place(qp, &tag, offsetof(struct vlan_ethhdr,
+						 h_vlan_encapsulated_proto));
+	if (!ret)
+		ret = rxe2_resp_place(qp, skb->data + 2 * ETH_ALEN,
+				      skb->len - 2 * ETH_ALEN);
+	return ret;
+}
+
+/* a frame a flow steered to the QP; caller holds state_lock */
+void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	u32 len = skb->len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
+	u32 flags = 0, nh_off;
+	__be16 type;
+	int ret;
+
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
+		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
+		return;
+	}
+	/*
+	 * A frame from this host's stack may still owe its L4 checksum
+	 * (CHECKSUM_PARTIAL, veth and lo pass it on): the QP gets it done.
+	 */
+	if (skb->len < ETH_HLEN || skb_linearize(skb) ||
+	    (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))) {
+		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
+		return;
+	}
+	ret = rxe2_resp_get_rwqe(qp);
+	if (ret) {
+		if (ret == -EPROTO)
+			rxe2_qp_error(qp);
+		rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
+		return;
+	}
+	if (!rxe2_resp_rwqe_fits(qp, len)) {
+		rxe2_qp_dropped(qp, RXE2_DROP_TOO_LONG);
+		return;
+	}
+	ret = rxe2_raw_place(qp, skb);
+	if (ret) {
+		/* the WQE's own fault: it completes in error, as on UD */
+		rxe2_resp_fatal(qp, NULL, 0, ret == -EINVAL ?
+				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	type = rxe2_raw_l3(skb->data, skb->len, &nh_off);
+	if (rxe2_raw_csum(type, skb->data + nh_off, skb->len - nh_off, false))
+		flags |= RXE2_WC_IP_CSUM_OK;
+	qp->dp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	rxe2_qp_count_pkt(qp, false, len);
+	rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
+		      qp->dp.rcv_offset, flags, 0, false);
+}

@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Raw packet QPs and flow steering.  A veth pair of its own, rxe2raw0
+ * (02:00:00:00:09:01, 198.18.9.1) carrying the device rxe2_raw, and
+ * rxe2raw1 (02:00:00:00:09:02, 198.18.9.2), where an AF_PACKET socket
+ * plays the far side: it sends crafted frames and reads what the raw QPs
+ * send.  IPv6 is off on both ends so that nothing else is on the wire.
+ *
+ *  1. capabilities: raw_packet_caps IP_CSUM, RAW_IP_CSUM and
+ *     MANAGED_FLOW_STEERING, max_raw_ethy_qp; a raw QP with an SRQ is
+ *     EOPNOTSUPP, without CAP_NET_RAW EPERM;
+ *  2. a NORMAL flow (eth dst + IPv4 + UDP dport): the matching frame
+ *     arrives byte for byte with IBV_WC_IP_CSUM_OK, one with a bad UDP
+ *     checksum without it, a frame of another port not at all;
+ *  3. send: a frame with IBV_SEND_IP_CSUM leaves with both checksums
+ *     right, the rest byte for byte; too short and too long frames are
+ *     LOC_LEN_ERR; SEND_WITH_IMM is EINVAL;
+ *  4. priorities: the lower number wins; DONT_TRAP lets the next one have
+ *     it too; ALL_DEFAULT takes what no flow took, MC_DEFAULT multicast;
+ *     SNIFFER sees frames both ways;
+ *  5. the drop action: the frame reaches neither a QP nor a UDP socket,
+ *     which gets it again once the flow is gone;
+ *  6. VLAN (the tag put back byte for byte), VXLAN by VNI and inner MAC,
+ *     IPv6 with TCP;
+ *  7. hostile specs and misuse: bad masks, inner specs without a tunnel,
+ *     L4 without L3, specs on a SNIFFER, ESP, a UD QP, port 2, a QP
+ *     with a flow cannot be destroyed (EBUSY); a frame longer than the
+ *     receive buffer is dropped and counted, the WQE kept;
+ *  8. everything released: `rdma resource show` back where it was.
+ * TAP output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "tap.h"
+#include "util.h"
+
+#define DEV "rxe2_raw"
+#define NDEV "rxe2raw0"
+#define PEER "rxe2raw1"
+#define BUF 2048
+#define NRECV 16
+
+static const uint8_t mac_dev[6] = { 2, 0, 0, 0, 9, 1 };
+static const uint8_t mac_peer[6] = { 2, 0, 0, 0, 9, 2 };
+static const uint8_t mac_mc[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+#define IP_DEV 0xc6120901	/* 198.18.9.1 */
+#define IP_PEER 0xc6120902
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static int psock;		/* AF_PACKET on PEER */
+static int peer_ifindex;
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                              */
+/* ------------------------------------------------------------------ */
+
+static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)b[len - 1] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+struct frame {
+	uint8_t b[BUF];
+	size_t len;
+	size_t l3;		/* offset of the IP header */
+	size_t l4;
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v & 0xffff);
+}
+
+/* Ethernet header (VLAN tag if vlan >= 0) for ethertype type */
+static void frame_eth(struct frame *f, const uint8_t *dst, const uint8_t *src,
+		      int vlan, uint16_t type)
+{
+	memcpy(f->b, dst, 6);
+	memcpy(f->b + 6, src, 6);
+	f->l3 = 14;
+	if (vlan >= 0) {
+		put16(f->b + 12, 0x8100);
+		put16(f->b + 14, (uint16_t)vlan);
+		f->l3 = 18;
+	}
+	put16(f->b + f->l3 - 2, type);
+}
+
+static void frame_payload(struct frame *f, size_t off, size_t n, uint32_t seed)
+{
+	dp_fill(f->b + off, n, seed);
+	f->len = off + n;
+}
+
+/* the IPv4/UDP or TCP checksums of a frame_ip4() packet, written */
+static void frame_csum4(struct frame *f, uint8_t proto)
+{
+	uint8_t *ip = f->b + f->l3, *l4 = f->b + f->l4;
+	size_t l4len = f->len - f->l4;
+	uint8_t pseudo[12];
+	size_t coff = proto == IPPROTO_UDP ? 6 : 16;
+	uint16_t c;
+
+	put16(ip + 10, 0);
+	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = proto;
+	put16(pseudo + 10, (uint16_t)l4len);
+	put16(l4 + coff, 0);
+	c = csum_fold(csum_add(csum_add(0, pseudo, 12), l4, l4len));
+	if (proto == IPPROTO_UDP && !c)
+		c = 0xffff;
+	put16(l4 + coff, c);
+}
+
+/* an IPv4 UDP frame of n payload bytes, checksums right */
+static void frame_udp4(struct frame *f, const uint8_t *dst, int vlan,
+		       uint32_t sip, uint32_t dip, uint16_t sport,
+		       uint16_t dport, size_t n, uint32_t seed)
+{
+	uint8_t *ip, *udp;
+
+	memset(f, 0, sizeof(*f));
+	frame_eth(f, dst, mac_peer, vlan, ETH_P_IP);
+	ip = f->b + f->l3;
+	f->l4 = f->l3 + 20;
+	udp = f->b + f->l4;
+	frame_payload(f, f->l4 + 8, n, seed);
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(20 + 8 + n));
+	ip[6] = 0x40;		/* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	put32(ip + 12, sip);
+	put32(ip + 16, dip);
+	put16(udp, sport);
+	put16(udp + 2, dport);
+	put16(udp + 4, (uint16_t)(8 + n));
+	frame_csum4(f, IPPROTO_UDP);
+}
+
+/* a frame for the device: UDP 198.18.9.2:4000 -> 198.18.9.1:dport */
+static void frame_to_dev(struct frame *f, uint16_t dport, size_t n,
+			 uint32_t seed)
+{
+	frame_udp4(f, mac_dev, -1, IP_PEER, IP_DEV, 4000, dport, n, seed);
+}
+
+/* an IPv6 TCP segment (20-byte header, no options), checksum right */
+static void frame_tcp6(struct frame *f, uint16_t dport, size_t n,
+		       uint32_t seed)
+{
+	uint8_t *ip, *tcp, pseudo[40];
+
+	memset(f, 0, sizeof(*f));
+	frame_eth(f, mac_dev, mac_peer, -1, ETH_P_IPV6);
+	ip = f->b + f->l3;
+	f->l4 = f->l3 + 40;
+	tcp = f->b + f->l4;
+	frame_payload(f, f->l4 + 20, n, seed);
+	ip[0] = 0x60;
+	put16(ip + 4, (uint16_t)(20 + n));
+	ip[6] = IPPROTO_TCP;
+	ip[7] = 64;
+	ip[8] = 0xfd;
+	ip[23] = 2;
+	ip[24] = 0xfd;
+	ip[39] = 1;
+	put16(tcp, 4000);
+	put16(tcp + 2, dport);
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x02;		/* SYN */
+	memset(pseudo, 0, sizeof(pseudo));
+	memcpy(pseudo, ip + 8, 32);
+	put32(pseudo + 32, (uint32_t)(20 + n));
+	pseudo[39] = IPPROTO_TCP;
+	put16(tcp + 16, csum_fold(csum_add(csum_add(0, pseudo, 40), tcp,
+					   20 + n)));
+}
+
+/* VXLAN to 4789 carrying an inner Ethernet frame to inner_dst */
+static void frame_vxlan(struct frame *f, uint32_t vni,
+			const uint8_t *inner_dst, uint32_t seed)
+{
+	struct frame in;
+	uint8_t vx[8] = { 0x08 };
+
+	frame_udp4(&in, inner_dst, -1, 0x0a000001, 0x0a000002, 1, 2, 32,
+		   seed);
+	vx[4] = vni >> 16;
+	vx[5] = (vni >> 8) & 0xff;
+	vx[6] = vni & 0xff;
+	frame_to_dev(f, 4789, sizeof(vx) + in.len, 0);
+	memcpy(f->b + f->l4 + 8, vx, sizeof(vx));
+	memcpy(f->b + f->l4 + 16, in.b, in.len);
+	frame_csum4(f, IPPROTO_UDP);
+}
+
+static void peer_send(const struct frame *f)
+{
+	if (send(psock, f->b, f->len, 0) != (ssize_t)f->len)
+		tap_diag("  AF_PACKET send: %s", strerror(errno));
+}
+
+/* the next frame the peer receives (not one it sent) within ms, or -1 */
+static ssize_t peer_recv(uint8_t *buf, size_t len, int ms)
+{
+	uint64_t end = dp_now_ms() + (uint64_t)ms * time_scale();
+
+	for (;;) {
+		struct pollfd p = { .fd = psock, .events = POLLIN };
+		struct sockaddr_ll sll;
+		socklen_t sl = sizeof(sll);
+		int64_t left = (int64_t)(end - dp_now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		n = recvfrom(psock, buf, len, 0, (struct sockaddr *)&sll, &sl);
+		if (n < 0)
+			return -1;
+		if (sll.sll_pkttype != PACKET_OUTGOING)
+			return n;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Raw QPs                                                             */
+/* ------------------------------------------------------------------ */
+
+struct rq {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *buf;		/* NRECV receive buffers of BUF bytes */
+	struct ibv_mr *mr;
+	uint32_t buflen;	/* posted per receive */
+};
+
+static struct ibv_qp *raw_qp_create(struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.srq = srq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 32, .max_recv_wr = NRECV + 1,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+static int raw_qp_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = PORT };
+	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT);
+
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_RTR;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static void rq_post(struct rq *r, int i)
+{
+	if (dp_post_recv1(r->qp, (uint64_t)i, r->buf + (size_t)i * BUF,
+			  r->buflen, r->mr->lkey))
+		tap_bail("post_recv on a raw QP failed");
+}
+
+static void rq_open(struct rq *r, uint32_t buflen)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	r->buf = dp_alloc((size_t)NRECV * BUF);
+	r->mr = r->cq && r->buf ?
+		ibv_reg_mr(pd, r->buf, (size_t)NRECV * BUF,
+			   IBV_ACCESS_LOCAL_WRITE) : NULL;
+	r->qp = r->mr ? raw_qp_create(r->cq, NULL) : NULL;
+	if (!r->qp || raw_qp_ready(r->qp))
+		tap_bail("raw QP: %s", strerror(errno));
+	r->buflen = buflen;
+	for (i = 0; i < NRECV; i++)
+		rq_post(r, i);
+}
+
+static void rq_close(struct rq *r)
+{
+	ibv_destroy_qp(r->qp);
+	ibv_dereg_mr(r->mr);
+	ibv_destroy_cq(r->cq);
+	free(r->buf);
+}
+
+/*
+ * The QP received f (byte for byte, CSUM_OK as csum_ok says) within the
+ * wait; its buffer is posted again.
+ */
+static bool rq_got(struct rq *r, const struct frame *f, bool csum_ok,
+		   const char *what)
+{
+	struct ibv_wc wc;
+	uint8_t *b;
+
+	if (dp_poll(r->cq, &wc, 1, DP_WAIT_MS) != 1)
+		return tap_ok(false, "%s: received (no completion)", what);
+	b = r->buf + wc.wr_id * BUF;
+	if (!tap_ok(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		    wc.byte_len == f->len && !memcmp(b, f->b, f->len) &&
+		    !!(wc.wc_flags & IBV_WC_IP_CSUM_OK) == csum_ok,
+		    "%s: received byte for byte, %s", what,
+		    csum_ok ? "IP_CSUM_OK" : "no IP_CSUM_OK"))
+		tap_diag("  status %s opcode %d byte_len %u (want %zu) flags 0x%x",
+			 dp_status_str(wc.status), wc.opcode, wc.byte_len,
+			 f->len, wc.wc_flags);
+	rq_post(r, (int)wc.wr_id);
+	return true;
+}
+
+static bool rq_none(struct rq *r, const char *what)
+{
+	struct ibv_wc wc;
+
+	return tap_ok(dp_poll_none(r->cq, &wc, 300) == 0,
+		      "%s: nothing received", what);
+}
+
+/* ------------------------------------------------------------------ */
+/* Flows                                                               */
+/* ------------------------------------------------------------------ */
+
+struct flow_req {
+	struct ibv_flow_attr attr;
+	uint8_t specs[512];
+	size_t used;
+};
+
+static void flow_init(struct flow_req *r, enum ibv_flow_attr_type type,
+		      uint16_t prio, uint32_t flags)
+{
+	memset(r, 0, sizeof(*r));
+	r->attr.type = type;
+	r->attr.priority = prio;
+	r->attr.flags = flags;
+	r->attr.port = PORT;
+	r->attr.size = sizeof(r->attr);
+}
+
+static void *flow_add(struct flow_req *r, size_t size)
+{
+	void *p = r->specs + r->used;
+
+	r->used += size;
+	r->attr.size += (uint16_t)size;
+	r->attr.num_of_specs++;
+	return p;
+}
+
+static void flow_eth(struct flow_req *r, const uint8_t *dst, int vlan,
+		     bool inner)
+{
+	struct ibv_flow_spec_eth *s = flow_add(r, sizeof(*s));
+
+	s->type = IBV_FLOW_SPEC_ETH | (inner ? IBV_FLOW_SPEC_INNER : 0);
+	s->size = sizeof(*s);
+	memcpy(s->val.dst_mac, dst, 6);
+	memset(s->mask.dst_mac, 0xff, 6);
+	if (vlan >= 0) {
+		s->val.vlan_tag = htons((uint16_t)vlan);
+		s->mask.vlan_tag = htons(0x0fff);
+	}
+}
+
+static struct ibv_flow_spec_ipv4 *flow_ip4(struct flow_req *r, uint32_t dip)
+{
+	struct ibv_flow_spec_ipv4 *s = flow_add(r, sizeof(*s));
+
+	s->type = IBV_FLOW_SPEC_IPV4;
+	s->size = sizeof(*s);
+	s->val.dst_ip = htonl(dip);
+	s->mask.dst_ip = dip ? 0xffffffff : 0;
+	return s;
+}
+
+static void flow_l4(struct flow_req *r, enum ibv_flow_spec_type t,
+		    uint16_t dport)
+{
+	struct ibv_flow_spec_tcp_udp *s = flow_add(r, sizeof(*s));
+
+	s->type = t;
+	s->size = sizeof(*s);
+	s->val.dst_port = htons(dport);
+	s->mask.dst_port = 0xffff;
+}
+
+static struct ibv_flow *flow_create(struct ibv_qp *qp, struct flow_req *r)
+{
+	memmove((uint8_t *)&r->attr + sizeof(r->attr), r->specs, r->used);
+	return ibv_create_flow(qp, &r->attr);
+}
+
+/* eth dst = the device, IPv4 to it, UDP to dport */
+static struct ibv_flow *flow_udp(struct ibv_qp *qp, uint16_t dport,
+				 uint16_t prio, uint32_t flags)
+{
+	struct flow_req r;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, prio, flags);
+	flow_eth(&r, mac_dev, -1, false);
+	flow_ip4(&r, IP_DEV);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
+	return flow_create(qp, &r);
+}
+
+static struct ibv_flow *flow_kind(struct ibv_qp *qp,
+				  enum ibv_flow_attr_type type)
+{
+	struct flow_req r;
+
+	flow_init(&r, type, 0, 0);
+	return flow_create(qp, &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* The tests                                                           */
+/* ------------------------------------------------------------------ */
+
+static void test_caps(void)
+{
+	struct ibv_device_attr_ex a = {};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp *qp;
+	pid_t pid;
+	int st;
+
+	tap_ret(ibv_query_device_ex(ctx, NULL, &a), 0, "query_device_ex");
+	tap_ok(a.raw_packet_caps == IBV_RAW_PACKET_CAP_IP_CSUM,
+	       "raw_packet_caps: IP_CSUM only (0x%x)", a.raw_packet_caps);
+	tap_ok((a.orig_attr.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM) &&
+	       (a.orig_attr.device_cap_flags &
+		IBV_DEVICE_MANAGED_FLOW_STEERING),
+	       "device caps RAW_IP_CSUM and MANAGED_FLOW_STEERING");
+	tap_ok(a.orig_attr.max_raw_ethy_qp == a.orig_attr.max_qp,
+	       "max_raw_ethy_qp %u = max_qp", a.orig_attr.max_raw_ethy_qp);
+	tap_null_errno(raw_qp_create(cq, srq), EOPNOTSUPP,
+		       "a raw packet QP with an SRQ: EOPNOTSUPP");
+
+	/* ib_core's rule: raw frames need CAP_NET_RAW */
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2] = {};
+
+		syscall(SYS_capget, &h, d);
+		d[CAP_NET_RAW / 32].effective &= ~(1u << (CAP_NET_RAW % 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(2);
+		qp = raw_qp_create(cq, NULL);
+		_exit(!qp && errno == EPERM ? 0 : 1);
+	}
+	tap_ok(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	       WEXITSTATUS(st) == 0,
+	       "a raw packet QP without CAP_NET_RAW: EPERM");
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+}
+
+static void test_normal(struct rq *a)
+{
+	struct ibv_flow *fl = flow_udp(a->qp, 5000, 0, 0);
+	struct frame f;
+
+	if (!tap_ok(fl, "NORMAL flow eth+ipv4+udp 5000 created (%s)",
+		    fl ? "" : strerror(errno)))
+		return;
+	frame_to_dev(&f, 5000, 100, 1);
+	peer_send(&f);
+	rq_got(a, &f, true, "UDP to 5000");
+	frame_to_dev(&f, 5000, 333, 2);
+	f.b[f.l4 + 8] ^= 0xff;	/* the checksum no longer holds */
+	peer_send(&f);
+	rq_got(a, &f, false, "UDP to 5000 with a bad checksum");
+	frame_to_dev(&f, 5001, 100, 3);
+	peer_send(&f);
+	rq_none(a, "UDP to 5001");
+	tap_ret(ibv_destroy_flow(fl), 0, "destroy_flow");
+	frame_to_dev(&f, 5000, 100, 4);
+	peer_send(&f);
+	rq_none(a, "UDP to 5000 after destroy_flow");
+}
+
+/* post one frame of f on qp, wait for its completion status */
+static int raw_send(struct rq *r, const struct frame *f, unsigned int flags)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, (void *)f->b, BUF, 0);
+	struct ibv_wc wc;
+	int ret;
+
+	if (!mr)
+		return -1;
+	ret = dp_post_send1(r->qp, 77, IBV_WR_SEND, f->b, (uint32_t)f->len,
+			    mr->lkey, 0, 0, flags);
+	if (!ret)
+		ret = dp_poll(r->cq, &wc, 1, DP_WAIT_MS) == 1 ?
+		      (int)wc.status : -1;
+	ibv_dereg_mr(mr);
+	return ret;
+}
+
+static void test_send(struct rq *a)
+{
+	static struct frame f, want;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND_WITH_IMM }, *bad;
+	uint8_t got[BUF];
+	struct rq e;
+	ssize_t n;
+
+	frame_udp4(&want, mac_peer, -1, IP_DEV, IP_PEER, 6000, 6001, 200, 9);
+	memcpy(want.b + 6, mac_dev, 6);
+	f = want;
+	memset(f.b + f.l3 + 10, 0, 2);		/* no IP checksum */
+	memset(f.b + f.l4 + 6, 0, 2);		/* no UDP checksum */
+	tap_ret(raw_send(a, &f, IBV_SEND_IP_CSUM), IBV_WC_SUCCESS,
+		"send a frame with IBV_SEND_IP_CSUM: SUCCESS");
+	n = peer_recv(got, sizeof(got), 2000);
+	tap_ok(n == (ssize_t)want.len && !memcmp(got, want.b, want.len),
+	       "the peer got it byte for byte, both checksums written (%zd B)",
+	       n);
+	/* 62 bytes: within max_inline_data (64) */
+	frame_udp4(&want, mac_peer, -1, IP_DEV, IP_PEER, 6000, 6001, 20, 10);
+	memcpy(want.b + 6, mac_dev, 6);
+	frame_csum4(&want, IPPROTO_UDP);
+	tap_ret(raw_send(a, &want, IBV_SEND_INLINE), IBV_WC_SUCCESS,
+		"send a 62-byte frame inline: SUCCESS");
+	n = peer_recv(got, sizeof(got), 2000);
+	tap_ok(n == (ssize_t)want.len && !memcmp(got, want.b, want.len),
+	       "the peer got the inline frame byte for byte (%zd B)", n);
+	tap_ret(ibv_post_send(a->qp, &wr, &bad), EINVAL,
+		"SEND_WITH_IMM on a raw packet QP: EINVAL");
+
+	/* frames the device cannot send fail their WQE and the QP */
+	rq_open(&e, BUF);
+	f.len = 13;
+	tap_ret(raw_send(&e, &f, 0), IBV_WC_LOC_LEN_ERR,
+		"a 13-byte frame: LOC_LEN_ERR");
+	rq_close(&e);
+	rq_open(&e, BUF);
+	frame_udp4(&f, mac_peer, -1, IP_DEV, IP_PEER, 1, 2, 1500 - 28 + 5, 1);
+	tap_ret(raw_send(&e, &f, 0), IBV_WC_LOC_LEN_ERR,
+		"a frame 5 bytes over MTU 1500 + 18: LOC_LEN_ERR");
+	rq_close(&e);
+	tap_ok(peer_recv(got, sizeof(got), 300) < 0,
+	       "neither reached the wire");
+}
+
+/* priorities, DONT_TRAP, the default flows and a sniffer */
+static void test_priority(struct rq *a, struct rq *b, struct rq *c)
+{
+	struct ibv_flow *lo, *hi, *all, *mc, *sn;
+	struct frame f, g;
+	uint8_t got[BUF];
+
+	lo = flow_udp(a->qp, 5100, 1, 0);
+	hi = flow_udp(b->qp, 5100, 0, 0);
+	tap_ok(lo && hi, "two flows for UDP 5100, priorities 1 (A) and 0 (B)");
+	frame_to_dev(&f, 5100, 64, 11);
+	peer_send(&f);
+	rq_got(b, &f, true, "priority 0 wins: B");
+	rq_none(a, "priority 1 loses: A");
+	ibv_destroy_flow(hi);
+	hi = flow_udp(b->qp, 5100, 0, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	tap_ok(hi != NULL, "B's flow again with DONT_TRAP");
+	peer_send(&f);
+	rq_got(b, &f, true, "DONT_TRAP: B has it");
+	rq_got(a, &f, true, "DONT_TRAP: and A too");
+
+	all = flow_kind(c->qp, IBV_FLOW_ATTR_ALL_DEFAULT);
+	tap_ok(all != NULL, "ALL_DEFAULT flow on C");
+	peer_send(&f);
+	rq_got(b, &f, true, "with ALL_DEFAULT: B");
+	rq_got(a, &f, true, "with ALL_DEFAULT: A");
+	rq_none(c, "a frame a flow took: not C's");
+	frame_to_dev(&g, 5101, 64, 12);
+	peer_send(&g);
+	rq_got(c, &g, true, "a frame no flow took: C's");
+
+	mc = flow_kind(a->qp, IBV_FLOW_ATTR_MC_DEFAULT);
+	tap_ok(mc != NULL, "MC_DEFAULT flow on A");
+	frame_udp4(&g, mac_mc, -1, IP_PEER, 0xe0010203, 1, 5102, 40, 13);
+	peer_send(&g);
+	rq_got(a, &g, true, "a multicast frame: MC_DEFAULT (A)");
+	rq_none(c, "a multicast frame: not ALL_DEFAULT's");
+	ibv_destroy_flow(mc);
+	ibv_destroy_flow(all);
+	ibv_destroy_flow(hi);
+	ibv_destroy_flow(lo);
+
+	sn = flow_kind(c->qp, IBV_FLOW_ATTR_SNIFFER);
+	tap_ok(sn != NULL, "SNIFFER flow on C");
+	frame_to_dev(&f, 5103, 48, 14);
+	peer_send(&f);
+	rq_got(c, &f, true, "the sniffer sees a frame arrive");
+	frame_udp4(&g, mac_peer, -1, IP_DEV, IP_PEER, 7, 8, 48, 15);
+	memcpy(g.b + 6, mac_dev, 6);
+	frame_csum4(&g, IPPROTO_UDP);
+	tap_ret(raw_send(a, &g, 0), IBV_WC_SUCCESS, "A sends a frame");
+	rq_got(c, &g, true, "the sniffer sees it leave");
+	tap_ok(peer_recv(got, sizeof(got), 2000) == (ssize_t)g.len,
+	       "and the peer has it");
+	ibv_destroy_flow(sn);
+}
+
+/* a UDP socket on the device's address: whether the stack saw the frame */
+static int udp_sock(uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(port),
+				   .sin_addr.s_addr = htonl(IP_DEV) };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	if (s < 0 || bind(s, (struct sockaddr *)&sin, sizeof(sin)))
+		tap_bail("UDP socket on 198.18.9.1:%u: %s", port,
+			 strerror(errno));
+	return s;
+}
+
+static bool udp_got(int s, int ms)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	char b[BUF];
+
+	return poll(&p, 1, ms * time_scale()) == 1 &&
+	       recv(s, b, sizeof(b), 0) > 0;
+}
+
+static void test_drop(struct rq *a)
+{
+	struct ibv_flow *fl, *dr;
+	struct ibv_flow_spec_action_drop *d;
+	struct flow_req r;
+	struct frame f;
+	int s = udp_sock(5200);
+
+	fl = flow_udp(a->qp, 5200, 0, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	frame_to_dev(&f, 5200, 20, 21);
+	peer_send(&f);
+	rq_got(a, &f, true, "a flow's QP gets a copy");
+	tap_ok(udp_got(s, 2000), "and the stack still gets the frame");
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 1, 0);
+	flow_eth(&r, mac_dev, -1, false);
+	flow_ip4(&r, IP_DEV);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, 5200);
+	d = flow_add(&r, sizeof(*d));
+	d->type = IBV_FLOW_SPEC_ACTION_DROP;
+	d->size = sizeof(*d);
+	dr = flow_create(a->qp, &r);
+	tap_ok(dr != NULL, "a drop flow for UDP 5200 behind it (%s)",
+	       dr ? "" : strerror(errno));
+	ibv_destroy_flow(fl);
+	peer_send(&f);
+	rq_none(a, "the drop flow: no QP gets it");
+	tap_ok(!udp_got(s, 300), "the drop flow: the stack does not either");
+	ibv_destroy_flow(dr);
+	peer_send(&f);
+	tap_ok(udp_got(s, 2000), "the drop flow gone: the stack gets it");
+	close(s);
+}
+
+static void test_headers(struct rq *a)
+{
+	static const uint8_t inner_mac[6] = { 2, 0, 0, 0, 0x42, 1 };
+	struct ibv_flow_spec_tunnel *t;
+	struct ibv_flow *fl;
+	struct flow_req r;
+	struct frame f;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_eth(&r, mac_dev, 42, false);
+	fl = flow_create(a->qp, &r);
+	tap_ok(fl != NULL, "flow: VLAN 42");
+	frame_udp4(&f, mac_dev, 42, IP_PEER, IP_DEV, 1, 5300, 60, 31);
+	peer_send(&f);
+	rq_got(a, &f, true, "a frame tagged 42, the tag back in place");
+	frame_udp4(&f, mac_dev, 43, IP_PEER, IP_DEV, 1, 5300, 60, 32);
+	peer_send(&f);
+	rq_none(a, "a frame tagged 43");
+	frame_to_dev(&f, 5300, 60, 33);
+	peer_send(&f);
+	rq_none(a, "an untagged frame");
+	ibv_destroy_flow(fl);
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_ip4(&r, 0);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, 4789);
+	t = flow_add(&r, sizeof(*t));
+	t->type = IBV_FLOW_SPEC_VXLAN_TUNNEL;
+	t->size = sizeof(*t);
+	t->val.tunnel_id = htonl(4242);
+	t->mask.tunnel_id = htonl(0xffffff);
+	flow_eth(&r, inner_mac, -1, true);
+	fl = flow_create(a->qp, &r);
+	tap_ok(fl != NULL, "flow: VXLAN VNI 4242, inner dst MAC (%s)",
+	       fl ? "" : strerror(errno));
+	frame_vxlan(&f, 4242, inner_mac, 34);
+	peer_send(&f);
+	rq_got(a, &f, true, "VNI 4242 to the inner MAC");
+	frame_vxlan(&f, 4243, inner_mac, 35);
+	peer_send(&f);
+	rq_none(a, "VNI 4243");
+	frame_vxlan(&f, 4242, mac_peer, 36);
+	peer_send(&f);
+	rq_none(a, "VNI 4242 to another inner MAC");
+	ibv_destroy_flow(fl);
+
+	{
+		struct ibv_flow_spec_ipv6 *s6;
+
+		flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+		s6 = flow_add(&r, sizeof(*s6));
+		s6->type = IBV_FLOW_SPEC_IPV6;
+		s6->size = sizeof(*s6);
+		s6->val.next_hdr = IPPROTO_TCP;
+		s6->mask.next_hdr = 0xff;
+		flow_l4(&r, IBV_FLOW_SPEC_TCP, 80);
+		fl = flow_create(a->qp, &r);
+	}
+	tap_ok(fl != NULL, "flow: IPv6, TCP port 80");
+	frame_tcp6(&f, 80, 30, 37);
+	peer_send(&f);
+	rq_got(a, &f, true, "an IPv6 TCP segment to 80");
+	frame_tcp6(&f, 81, 30, 38);
+	peer_send(&f);
+	rq_none(a, "one to 81");
+	ibv_destroy_flow(fl);
+}
+
+/* a flow that must be refused with err */
+static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
+		    const char *what)
+{
+	struct ibv_flow *fl = flow_create(qp, r);
+
+	if (!tap_null_errno(fl, err, "%s: %s", what, strerror(err)) && fl)
+		ibv_destroy_flow(fl);
+}
+
+static void test_hostile(struct rq *a)
+{
+	struct ibv_flow_spec_ipv4_ext *s4;
+	struct ibv_flow_spec_esp *esp;
+	struct ibv_flow *fl;
+	struct flow_req r;
+	struct frame f;
+	struct dp_qp u = {};
+	struct dp_dev d = { 0 };
+	long too_long;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	s4 = flow_add(&r, sizeof(*s4));
+	s4->type = IBV_FLOW_SPEC_IPV4_EXT;
+	s4->size = sizeof(*s4);
+	s4->mask.flags = 0x8;
+	refused(a->qp, &r, EINVAL, "IPv4 flags mask beyond 3 bits");
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, 1);
+	refused(a->qp, &r, EINVAL, "UDP without an IP spec");
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_eth(&r, mac_dev, -1, true);
+	refused(a->qp, &r, EINVAL, "an inner spec without a tunnel");
+	flow_init(&r, IBV_FLOW_ATTR_SNIFFER, 0, 0);
+	flow_eth(&r, mac_dev, -1, false);
+	refused(a->qp, &r, EINVAL, "a SNIFFER with specs");
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_ip4(&r, IP_DEV);
+	esp = flow_add(&r, sizeof(*esp));
+	esp->type = IBV_FLOW_SPEC_ESP;
+	esp->size = sizeof(*esp);
+	refused(a->qp, &r, EOPNOTSUPP, "an ESP spec");
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	r.attr.port = 2;
+	refused(a->qp, &r, EINVAL, "port 2");
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, IBV_FLOW_ATTR_FLAGS_EGRESS);
+	refused(a->qp, &r, EOPNOTSUPP, "IBV_FLOW_ATTR_FLAGS_EGRESS");
+
+	d.ctx = ctx;
+	d.pd = pd;
+	u.scq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	u.qp = u.scq ? dp_create_qp(&d, IBV_QPT_UD, u.scq, u.scq, NULL,
+				    &dp_small_cap) : NULL;
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	if (u.qp)
+		refused(u.qp, &r, EOPNOTSUPP, "a flow on a UD QP");
+	else
+		tap_ok(false, "UD QP: %s", strerror(errno));
+	if (u.qp)
+		ibv_destroy_qp(u.qp);
+	if (u.scq)
+		ibv_destroy_cq(u.scq);
+
+	fl = flow_udp(a->qp, 5400, 0, 0);
+	tap_ret(ibv_destroy_qp(a->qp), EBUSY,
+		"destroying a QP that has a flow: EBUSY");
+
+	/* a frame longer than the buffer: dropped, the WQE kept */
+	too_long = dp_hw_counter(DEV, "rx_too_long");
+	frame_to_dev(&f, 5400, BUF - 42 - 100, 41);
+	peer_send(&f);
+	frame_to_dev(&f, 5400, 50, 42);
+	peer_send(&f);
+	rq_got(a, &f, true, "after a frame too long, the next one");
+	tap_ok(dp_hw_counter(DEV, "rx_too_long") == too_long + 1,
+	       "rx_too_long counted the long one");
+	ibv_destroy_flow(fl);
+}
+
+static bool setup(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+
+	dp_sh("rdma link del " DEV " 2>/dev/null; ip link del " NDEV
+	      " 2>/dev/null");
+	if (dp_sh("ip link add " NDEV " address 02:00:00:00:09:01 type veth "
+		  "peer name " PEER " address 02:00:00:00:09:02 && "
+		  "sysctl -qw net.ipv6.conf." NDEV ".disable_ipv6=1 "
+		  "net.ipv6.conf." PEER ".disable_ipv6=1 && "
+		  "ip addr add 198.18.9.1/24 dev " NDEV " && "
+		  "ip addr add 198.18.9.2/24 dev " PEER " && "
+		  "sysctl -qw net.ipv4.conf." NDEV ".accept_local=1 "
+		  "net.ipv4.conf." NDEV ".rp_filter=0 && "
+		  "ip link set " NDEV " up && ip link set " PEER " up && "
+		  "rdma link add " DEV " type rxe2 netdev " NDEV))
+		return false;
+	peer_ifindex = (int)if_nametoindex(PEER);
+	sll.sll_ifindex = peer_ifindex;
+	psock = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (psock < 0 || bind(psock, (struct sockaddr *)&sll, sizeof(sll)))
+		return false;
+	ctx = test_open(DEV);
+	pd = ibv_alloc_pd(ctx);
+	return pd != NULL;
+}
+
+/* whatever the peer's stack said meanwhile (ARP...) is not for us */
+static void peer_drain(void)
+{
+	uint8_t b[BUF];
+
+	while (peer_recv(b, sizeof(b), 0) >= 0)
+		;
+}
+
+int main(void)
+{
+	char before[512], after[512];
+	struct rq a, b, c;
+
+	if (!setup())
+		tap_bail("veth " NDEV "/" PEER " with " DEV ": %s",
+			 strerror(errno));
+	res_snapshot(DEV, before, sizeof(before));
+	test_caps();
+	rq_open(&a, BUF);
+	rq_open(&b, BUF);
+	rq_open(&c, BUF);
+	peer_drain();
+	test_normal(&a);
+	peer_drain();
+	test_send(&a);
+	test_priority(&a, &b, &c);
+	test_drop(&a);
+	test_headers(&a);
+	peer_drain();
+	test_hostile(&a);
+	rq_close(&c);
+	rq_close(&b);
+	rq_close(&a);
+	res_snapshot(DEV, after, sizeof(after));
+	tap_ok(!strcmp(before, after), "resources back where they were (%s)",
+	       after);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	close(psock);
+	dp_sh("rdma link del " DEV "; ip link del " NDEV);
+	return tap_done();
+}

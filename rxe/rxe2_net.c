@@ -287,9 +287,9 @@ static int rxe2_netdev_event(struct notifier_block *nb, unsigned long event,
 		rxe2_flows_netdev_gone(rdev);
 		/* not under RTNL: unregistration takes it */
 		ib_unregister_device_queued(&rdev->ibdev);
-	}
-	else
+	} else {
 		rxe2_port_refresh(rdev);
+	}
 
 	ib_device_put(&rdev->ibdev);
 	return NOTIFY_OK;

@@ -802,6 +802,7 @@ static void test_hostile(struct rq *a)
 	struct frame f;
 	struct dp_qp u = {};
 	struct dp_dev d = { 0 };
+	struct rq small;
 	long too_long;
 
 	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
@@ -850,16 +851,106 @@ static void test_hostile(struct rq *a)
 	tap_ret(ibv_destroy_qp(a->qp), EBUSY,
 		"destroying a QP that has a flow: EBUSY");
 
-	/* a frame longer than the buffer: dropped, the WQE kept */
+	ibv_destroy_flow(fl);
+
+	/* a frame longer than the buffers: dropped, the WQE kept */
+	rq_open(&small, 128);
+	fl = flow_udp(small.qp, 5400, 0, 0);
 	too_long = dp_hw_counter(DEV, "rx_too_long");
-	frame_to_dev(&f, 5400, BUF - 42 - 100, 41);
+	frame_to_dev(&f, 5400, 500, 41);
 	peer_send(&f);
 	frame_to_dev(&f, 5400, 50, 42);
 	peer_send(&f);
-	rq_got(a, &f, true, "after a frame too long, the next one");
+	rq_got(&small, &f, true, "after a frame too long for the WQE, the next one");
 	tap_ok(dp_hw_counter(DEV, "rx_too_long") == too_long + 1,
 	       "rx_too_long counted the long one");
+	tap_ok(qp_state(small.qp) == IBV_QPS_RTS, "the QP is still in RTS");
 	ibv_destroy_flow(fl);
+	rq_close(&small);
+}
+
+/* the peer sends n frames to UDP port as fast as it can, in a child */
+static pid_t peer_flood(uint16_t port, int n)
+{
+	pid_t pid = fork();
+	struct frame f;
+
+	if (pid)
+		return pid;
+	frame_to_dev(&f, port, 64, 51);
+	for (int i = 0; i < n; i++)
+		peer_send(&f);
+	_exit(0);
+}
+
+/* receives until the CQ stays empty for 500 ms; false on an error CQE */
+static bool rq_drain(struct rq *r, int *got)
+{
+	struct ibv_wc wc;
+
+	*got = 0;
+	while (dp_poll(r->cq, &wc, 1, 500) == 1) {
+		if (wc.status != IBV_WC_SUCCESS)
+			return false;
+		rq_post(r, (int)wc.wr_id);
+		(*got)++;
+	}
+	return true;
+}
+
+/*
+ * Flows made and destroyed while frames pour in, beside one that stays
+ * (priority 5): the list changes under the hook.  How many frames arrive
+ * depends on the receive WQEs' pace (the rest are counted drops); what
+ * arrives must be whole and the QP must stay up.
+ */
+static void test_churn(struct rq *a)
+{
+	struct ibv_flow *keep = flow_udp(a->qp, 5500, 5, 0);
+	pid_t pid = peer_flood(5500, 20000);
+	int i, made = 0, got = 0, st;
+
+	for (i = 0; i < 200; i++) {
+		struct ibv_flow *fl = flow_udp(a->qp, 5500, (uint16_t)(i % 3),
+					       IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+
+		made += fl != NULL;
+		usleep(500);
+		if (fl)
+			ibv_destroy_flow(fl);
+	}
+	waitpid(pid, &st, 0);
+	tap_ok(keep && made == 200,
+	       "200 flows made and destroyed beside a lasting one, under a flood");
+	tap_ok(rq_drain(a, &got) && got > 0 && qp_state(a->qp) == IBV_QPS_RTS,
+	       "what they took arrived whole, the QP still in RTS (%d frames)",
+	       got);
+	if (keep)
+		ibv_destroy_flow(keep);
+}
+
+/* the netdev goes away under a flow and a flood */
+static void test_unplug(void)
+{
+	struct rq u;
+	struct ibv_flow *fl;
+	pid_t pid;
+	int st;
+
+	rq_open(&u, BUF);
+	fl = flow_udp(u.qp, 5600, 0, 0);
+	pid = peer_flood(5600, 20000);
+	usleep(20000);
+	tap_ok(!dp_sh("ip link del " NDEV), "ip link del " NDEV
+	       " under a flow and a flood");
+	waitpid(pid, &st, 0);
+	tap_ok(!dp_sh("for i in $(seq 100); do [ -e /sys/class/infiniband/"
+		      DEV " ] || exit 0; sleep 0.1; done; exit 1"),
+	       DEV " went away with its netdev");
+	/* the objects are gone with the device; freeing them still works */
+	if (fl)
+		ibv_destroy_flow(fl);
+	rq_close(&u);
 }
 
 static bool setup(void)
@@ -921,15 +1012,18 @@ int main(void)
 	test_headers(&a);
 	peer_drain();
 	test_hostile(&a);
+	test_churn(&a);
 	rq_close(&c);
 	rq_close(&b);
 	rq_close(&a);
 	res_snapshot(DEV, after, sizeof(after));
 	tap_ok(!strcmp(before, after), "resources back where they were (%s)",
 	       after);
+	test_unplug();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	close(psock);
-	dp_sh("rdma link del " DEV "; ip link del " NDEV);
+	dp_sh("rdma link del " DEV " 2>/dev/null; ip link del " NDEV
+	      " 2>/dev/null");
 	return tap_done();
 }

@@ -126,6 +126,10 @@ check-debug: deps
 	RXE2_TEST_TIMEOUT=1200 $(MAKE) check KVER=$$kver VM_TIMEOUT=7200 && \
 	$(MAKE) fuzz KVER=$$kver FUZZ_PPS=1500 FUZZ_SECONDS=9000
 
+# the raw packet QP example make demo runs (docs/architecture.md)
+tools/raw_echo: tools/raw_echo.c
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
+
 tools/rxe2fuzz: tools/rxe2fuzz.c
 	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
 
@@ -153,7 +157,7 @@ tools/flush_bench: tools/flush_bench.c selftests
 		selftests/dp.o -Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider \
 		-libverbs
 
-demo: deps all tools/odp_bench
+demo: deps all tools/odp_bench tools/raw_echo
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
 
 deps:
@@ -197,7 +201,7 @@ clean:
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench tools/rxe2fuzz \
-		tools/rxe2dump
+		tools/rxe2dump tools/raw_echo
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"

@@ -601,6 +601,19 @@ int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
 			struct ibv_flow_attr *flow_attr, void *ucmd,
 			size_t ucmd_size);
 int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+/* counters objects: link is a further command buffer (none here) */
+struct verbs_counters {
+	struct ibv_counters counters;
+	uint32_t handle;
+};
+int ibv_cmd_create_counters(struct ibv_context *context,
+			    struct ibv_counters_init_attr *init_attr,
+			    struct verbs_counters *vcounters,
+			    struct ibv_command_buffer *link);
+int ibv_cmd_destroy_counters(struct verbs_counters *vcounters);
+int ibv_cmd_read_counters(struct verbs_counters *vcounters,
+			  uint64_t *counters_value, uint32_t ncounters,
+			  uint32_t flags, struct ibv_command_buffer *link);
 
 /* ------------------------------------------------------------------ */
 /* Driver ioctl methods (rxe2dv.c)                                     */

@@ -513,6 +513,14 @@ struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 struct ibv_flow *rxe2_create_flow(struct ibv_qp *ibqp,
 				  struct ibv_flow_attr *attr);
 int rxe2_destroy_flow(struct ibv_flow *flow);
+struct ibv_counters *rxe2_create_counters(struct ibv_context *ctx,
+					  struct ibv_counters_init_attr *attr);
+int rxe2_destroy_counters(struct ibv_counters *counters);
+int rxe2_read_counters(struct ibv_counters *counters, uint64_t *values,
+		       uint32_t ncounters, uint32_t flags);
+int rxe2_attach_counters_point_flow(struct ibv_counters *counters,
+				    struct ibv_counter_attach_attr *attr,
+				    struct ibv_flow *flow);
 
 struct ibv_qp *rxe2_create_qp_ex(struct ibv_context *ibctx,
 				 struct ibv_qp_init_attr_ex *attr);

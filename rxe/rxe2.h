@@ -297,6 +297,7 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
 extern const struct ib_device_ops rxe2_flow_ops;
+extern const struct ib_device_ops rxe2_flow_counters_ops;
 void rxe2_flows_init(struct rxe2_dev *rdev);
 void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
 /* which port counter each source counter is */

@@ -516,6 +516,7 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &rxe2_verbs_ops);
 	ib_set_device_ops(ibdev, &rxe2_counter_ops);
 	ib_set_device_ops(ibdev, &rxe2_flow_ops);
+	ib_set_device_ops(ibdev, &rxe2_flow_counters_ops);
 	ibdev->driver_def = rxe2_uapi_defs;
 
 	/*

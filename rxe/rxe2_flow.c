@@ -44,6 +44,7 @@
 #include <net/vxlan.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_flow.h"
 
 /* flows a device may have at once */
 #define RXE2_MAX_FLOWS	4096
@@ -95,6 +96,8 @@ struct rxe2_flow {
 	bool dont_trap;
 	bool drop;
 	bool tunnel;			/* a VXLAN spec came: inner ones may */
+	struct ib_counters *count_spec;	/* from a COUNT spec, while made */
+	struct rxe2_flow_count count;	/* what the flow adds to, if any */
 	union {
 		struct rxe2_flow_fields key;	/* pre-masked */
 		u64 key_w[RXE2_FLOW_WORDS];
@@ -253,8 +256,14 @@ static int rxe2_flow_spec(struct rxe2_flow *fl, const union ib_flow_spec *s)
 			return -EINVAL;
 		fl->drop = true;
 		return 0;
+	case IB_FLOW_SPEC_ACTION_COUNT:
+		if (inner || s->size < sizeof(s->flow_count) ||
+		    fl->count_spec || !s->flow_count.counters)
+			return -EINVAL;
+		fl->count_spec = s->flow_count.counters;
+		return 0;
 	default:
-		/* IB, ESP, GRE, MPLS, tags, action handles, counters */
+		/* IB, ESP, GRE, MPLS, tags, action handles */
 		return -EOPNOTSUPP;
 	}
 }
@@ -425,6 +434,28 @@ static void rxe2_flow_deliver(struct rxe2_flow *fl, struct sk_buff *skb)
 		rxe2_qp_dropped(fl->qp, RXE2_DROP_BACKLOG);
 }
 
+/* the whole frame's length, MAC header and any VLAN tag included */
+static u32 rxe2_flow_frame_len(const struct sk_buff *skb)
+{
+	u32 len = skb->len;
+
+	if (skb_mac_header_was_set(skb) && skb_mac_offset(skb) < 0)
+		len += -skb_mac_offset(skb);
+	return len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
+}
+
+/* a frame the flow took: counted, then dropped or copied to its QP */
+static void rxe2_flow_take(struct rxe2_flow *fl, struct sk_buff *skb,
+			   bool *drop)
+{
+	if (fl->count.ctr)
+		rxe2_flow_count(&fl->count, rxe2_flow_frame_len(skb));
+	if (fl->drop)
+		*drop = true;
+	else
+		rxe2_flow_deliver(fl, skb);
+}
+
 static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
 				      const struct nf_hook_state *state)
 {
@@ -462,10 +493,7 @@ static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
 		default:
 			continue;
 		}
-		if (fl->drop)
-			drop = true;
-		else
-			rxe2_flow_deliver(fl, skb);
+		rxe2_flow_take(fl, skb, &drop);
 	}
 	return drop ? NF_DROP : NF_ACCEPT;
 }
@@ -476,6 +504,7 @@ static unsigned int rxe2_flow_egress(void *priv, struct sk_buff *skb,
 {
 	struct rxe2_dev *rdev = priv;
 	struct rxe2_flow *fl;
+	bool drop = false;	/* a sniffer has no drop action */
 
 	/* __dev_queue_xmit() has set the MAC header: skb->data */
 	if (!READ_ONCE(rdev->port_active))
@@ -483,7 +512,7 @@ static unsigned int rxe2_flow_egress(void *priv, struct sk_buff *skb,
 	list_for_each_entry_rcu(fl, &rdev->flows, node) {
 		if (fl->type != IB_FLOW_ATTR_SNIFFER)
 			break;
-		rxe2_flow_deliver(fl, skb);
+		rxe2_flow_take(fl, skb, &drop);
 	}
 	return NF_ACCEPT;
 }
@@ -617,9 +646,6 @@ static struct ib_flow *rxe2_create_flow(struct ib_qp *ibqp, struct ib_flow_attr 
 	struct rxe2_flow *fl;
 	int ret;
 
-	ret = rxe2_check_udata_in_empty(udata);
-	if (ret)
-		return ERR_PTR(ret);
 	ret = rxe2_flow_check_attr(to_rqp(ibqp), attr);
 	if (ret)
 		return ERR_PTR(ret);
@@ -631,6 +657,8 @@ static struct ib_flow *rxe2_create_flow(struct ib_qp *ibqp, struct ib_flow_attr 
 	fl->priority = attr->priority;
 	fl->dont_trap = attr->flags & IB_FLOW_ATTR_FLAGS_DONT_TRAP;
 	ret = rxe2_flow_specs(fl, attr);
+	if (!ret)
+		ret = rxe2_flow_count_bind(&fl->count, fl->count_spec, udata);
 	if (ret)
 		goto err;
 

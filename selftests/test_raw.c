@@ -26,7 +26,11 @@
  *     L4 without L3, specs on a SNIFFER, ESP, a UD QP, port 2, a QP
  *     with a flow cannot be destroyed (EBUSY); a frame longer than the
  *     receive buffer is dropped and counted, the WQE kept;
- *  8. everything released: `rdma resource show` back where it was.
+ *  8. counters (ibv_create_counters): packets and bytes per flow at the
+ *     attached indexes, two flows adding into one object, the errors;
+ *  9. churn: flows made and destroyed under a flood; the netdev deleted
+ *     under a flow and a flood;
+ * 10. everything released: `rdma resource show` back where it was.
  * TAP output.
  */
 #include <arpa/inet.h>
@@ -783,6 +787,84 @@ static void test_headers(struct rq *a)
 	ibv_destroy_flow(fl);
 }
 
+/* eth + IPv4 + UDP to dport, counting into c */
+static struct ibv_flow *flow_udp_counted(struct ibv_qp *qp, uint16_t dport,
+					 struct ibv_counters *c)
+{
+	struct ibv_flow_spec_counter_action *cs;
+	struct flow_req r;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, 0);
+	flow_eth(&r, mac_dev, -1, false);
+	flow_ip4(&r, IP_DEV);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
+	cs = flow_add(&r, sizeof(*cs));
+	cs->type = IBV_FLOW_SPEC_ACTION_COUNT;
+	cs->size = sizeof(*cs);
+	cs->counters = c;
+	return flow_create(qp, &r);
+}
+
+/* ibv_create_counters on two flows: packets and bytes where attached */
+static void test_counters(struct rq *a)
+{
+	struct ibv_counters_init_attr ia = {};
+	struct ibv_counter_attach_attr pk = { .counter_desc = IBV_COUNTER_PACKETS },
+		by = { .counter_desc = IBV_COUNTER_BYTES, .index = 1 },
+		bad = { .counter_desc = IBV_COUNTER_PACKETS, .index = 64 };
+	struct ibv_counters *c = ibv_create_counters(ctx, &ia);
+	struct ibv_flow *f1, *f2;
+	uint64_t v[5] = {}, want_bytes = 0;
+	struct frame f;
+	int i;
+
+	if (!tap_ok(c != NULL, "ibv_create_counters"))
+		return;
+	tap_ret(ibv_attach_counters_point_flow(c, &pk, NULL), 0,
+		"packets at index 0");
+	tap_ret(ibv_attach_counters_point_flow(c, &by, NULL), 0,
+		"bytes at index 1");
+	pk.index = 3;
+	tap_ret(ibv_attach_counters_point_flow(c, &pk, NULL), 0,
+		"packets at index 3 too");
+	tap_ret(ibv_attach_counters_point_flow(c, &bad, NULL), EINVAL,
+		"index 64: EINVAL");
+	tap_ret(ibv_read_counters(c, v, 4, 0), EINVAL,
+		"reading counters no flow uses: EINVAL");
+
+	f1 = flow_udp_counted(a->qp, 5700, c);
+	f2 = flow_udp_counted(a->qp, 5701, c);
+	tap_ok(f1 && f2, "two flows counting into it (%s)",
+	       f1 && f2 ? "" : strerror(errno));
+	tap_ret(ibv_attach_counters_point_flow(c, &by, f1), EOPNOTSUPP,
+		"attaching to a live flow: EOPNOTSUPP");
+	tap_ret(ibv_attach_counters_point_flow(c, &by, NULL), EBUSY,
+		"attaching while flows use it: EBUSY");
+	for (i = 0; i < 5; i++) {
+		frame_to_dev(&f, i < 3 ? 5700 : 5701, 10 + 100 * i,
+			     60 + (uint32_t)i);
+		want_bytes += f.len;
+		peer_send(&f);
+		rq_got(a, &f, true, "a counted frame");
+	}
+	frame_to_dev(&f, 5702, 10, 70);
+	peer_send(&f);
+	usleep(100000);
+	tap_ret(ibv_read_counters(c, v, 5, 0), 0, "ibv_read_counters");
+	tap_ok(v[0] == 5 && v[1] == want_bytes && v[2] == 0 && v[3] == 5 &&
+	       v[4] == 0,
+	       "packets 5, bytes %llu, index 2 untouched, index 3 packets 5: "
+	       "%llu %llu %llu %llu %llu", (unsigned long long)want_bytes,
+	       (unsigned long long)v[0], (unsigned long long)v[1],
+	       (unsigned long long)v[2], (unsigned long long)v[3],
+	       (unsigned long long)v[4]);
+	tap_ret(ibv_destroy_counters(c), EBUSY,
+		"destroying counters flows use: EBUSY");
+	ibv_destroy_flow(f1);
+	ibv_destroy_flow(f2);
+	tap_ret(ibv_destroy_counters(c), 0, "destroyed once the flows are gone");
+}
+
 /* a flow that must be refused with err */
 static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
 		    const char *what)
@@ -1012,6 +1094,7 @@ int main(void)
 	test_headers(&a);
 	peer_drain();
 	test_hostile(&a);
+	test_counters(&a);
 	test_churn(&a);
 	rq_close(&c);
 	rq_close(&b);

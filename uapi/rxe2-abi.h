@@ -532,4 +532,25 @@ struct rxe2_reg_mr_resp {
 	__u32 mmap_offset_hi;
 };
 
+/*
+ * ibv_create_flow's driver data: the counter points of the counters object
+ * its IBV_FLOW_SPEC_ACTION_COUNT names (ibv_attach_counters_point_flow()
+ * with a NULL flow: librxe2 keeps them and sends them here).  description
+ * is enum ib_uverbs_counters_description (packets 0, bytes 1); index
+ * below RXE2_FLOW_COUNTER_INDEXES.
+ */
+#define RXE2_FLOW_COUNTER_POINTS	16
+#define RXE2_FLOW_COUNTER_INDEXES	64
+
+struct rxe2_flow_counter_point {
+	__u32 description;
+	__u32 index;
+};
+
+struct rxe2_create_flow_cmd {
+	__u32 npoints;
+	__u32 reserved;
+	struct rxe2_flow_counter_point points[RXE2_FLOW_COUNTER_POINTS];
+};
+
 #endif /* RXE2_ABI_H */

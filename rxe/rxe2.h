@@ -217,6 +217,7 @@ struct rxe2_dev {
 	struct rxe2_table cq_table;
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
+	struct rxe2_table wq_table;
 	atomic_t mw_count;		/* memory windows, against attr.max_mw */
 	atomic64_t dm_used;		/* device memory bytes, max_dm_size */
 	/* reregs that published an object (struct rxe2_mr, seq) */
@@ -298,6 +299,7 @@ void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
 extern const struct ib_device_ops rxe2_flow_ops;
 extern const struct ib_device_ops rxe2_flow_counters_ops;
+extern const struct ib_device_ops rxe2_wq_ops;
 void rxe2_flows_init(struct rxe2_dev *rdev);
 void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
 /* which port counter each source counter is */

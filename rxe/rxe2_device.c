@@ -64,6 +64,11 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	/* raw packet QPs (rxe2_raw.c): checksums written and verified */
 	a->max_raw_ethy_qp = p->max_qp;
 	a->raw_packet_caps = IB_RAW_PACKET_CAP_IP_CSUM;
+	/* WQs and RSS over them (rxe2_wq.c): raw packet QPs only */
+	a->max_wq_type_rq = p->max_qp;
+	a->rss_caps.supported_qpts = 1 << IB_QPT_RAW_PACKET;
+	a->rss_caps.max_rwq_indirection_tables = p->max_qp;
+	a->rss_caps.max_rwq_indirection_table_size = RXE2_MAX_IND_TBL_SIZE;
 	/*
 	 * Only what the verbs and the data path implement.
 	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,
@@ -517,6 +522,7 @@ static void rxe2_init_ibdev(struct rxe2_dev *rdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &rxe2_counter_ops);
 	ib_set_device_ops(ibdev, &rxe2_flow_ops);
 	ib_set_device_ops(ibdev, &rxe2_flow_counters_ops);
+	ib_set_device_ops(ibdev, &rxe2_wq_ops);
 	ibdev->driver_def = rxe2_uapi_defs;
 
 	/*

@@ -112,6 +112,9 @@ static int rxe2_qp_check_cap(struct rxe2_dev *rdev,
  */
 static int rxe2_qp_check_objects(const struct ib_qp_init_attr *init)
 {
+	/* an RSS QP: its WQs bring CQs; rxe2_rss_init() has the rest */
+	if (init->rwq_ind_tbl)
+		return 0;
 	switch (init->qp_type) {
 	case IB_QPT_XRC_TGT:
 		return init->xrcd ? 0 : -EINVAL;
@@ -150,7 +153,7 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 	u32 slot, room;
 	int ret;
 
-	if (init->qp_type == IB_QPT_XRC_TGT) {
+	if (init->qp_type == IB_QPT_XRC_TGT || init->rwq_ind_tbl) {
 		/* no queue of its own: an empty SQ keeps its requester idle */
 		memset(cap, 0, sizeof(*cap));
 		return rxe2_ring_init(&qp->sq, 1, rxe2_send_slot_size(0, 0),
@@ -226,7 +229,8 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->rwq_ind_tbl)
+	/* an indirection table: an RSS QP (rxe2_wq.c), raw packet only */
+	if (init->rwq_ind_tbl && init->qp_type != IB_QPT_RAW_PACKET)
 		return -EOPNOTSUPP;
 	ret = rxe2_qp_check_create_flags(rdev, init);
 	if (ret)
@@ -255,6 +259,12 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = rxe2_qp_inline_recv(qp, init, cmd.max_inl_recv);
 		if (ret)
 			return ret;
+		if (init->rwq_ind_tbl)
+			ret = rxe2_rss_init(qp, init, &cmd);
+		else if (cmd.comp_mask & RXE2_CREATE_QP_RX_HASH)
+			ret = -EINVAL;	/* a hash without a table */
+		if (ret)
+			return ret;
 	}
 
 	/*
@@ -272,11 +282,11 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	ret = rxe2_qp_init_rings(rdev, qp, init, udata);
 	if (ret)
-		return ret;
+		goto err_rss;
 	ret = rxe2_qp_dp_init(qp);
 	if (ret) {
 		rxe2_qp_free_rings(qp);
-		return ret;
+		goto err_rss;
 	}
 
 	if (init->qp_type == IB_QPT_GSI) {
@@ -308,6 +318,8 @@ err_table:
 err_rings:
 	rxe2_qp_dp_free(qp);
 	rxe2_qp_free_rings(qp);
+err_rss:
+	rxe2_rss_free(qp);
 	return ret;
 }
 
@@ -327,6 +339,7 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rxe2_qp_dp_stop(qp);
 	rxe2_qp_dp_free(qp);
 	rxe2_qp_free_rings(qp);
+	rxe2_rss_free(qp);
 	mutex_destroy(&qp->state_lock);
 	return 0;
 }

@@ -200,13 +200,62 @@ static int rxe2_raw_place(struct rxe2_qp *qp, struct sk_buff *skb)
 	return ret;
 }
 
+/* IBV_WC_IP_CSUM_OK, or 0, for a received frame */
+static u32 rxe2_raw_csum_flag(struct sk_buff *skb)
+{
+	u32 nh_off;
+	__be16 type = rxe2_raw_l3(skb->data, skb->len, &nh_off);
+
+	return rxe2_raw_csum(type, skb->data + nh_off, skb->len - nh_off,
+			     false) ? RXE2_WC_IP_CSUM_OK : 0;
+}
+
+/* an RSS QP's frame: into the WQ its hash picks, completed on its CQ */
+static void rxe2_raw_rx_wq(struct rxe2_qp *qp, struct sk_buff *skb, u32 len)
+{
+	struct rxe2_wq *wq = rxe2_rss_wq(qp, skb);
+	struct rxe2_cqe cqe = {
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.qp_num = wq->ibwq.wq_num,
+		.port_num = RXE2_PORT,
+	};
+	int ret;
+
+	if (READ_ONCE(wq->ibwq.state) != IB_WQS_RDY) {
+		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
+		return;
+	}
+	ret = rxe2_wq_take(qp, wq, len);
+	if (ret) {
+		if (ret == -EPROTO)
+			rxe2_wq_fail(qp, wq, IB_WC_LOC_QP_OP_ERR);
+		rxe2_qp_dropped(qp, ret == -EMSGSIZE ? RXE2_DROP_TOO_LONG :
+				RXE2_DROP_NO_RECV);
+		return;
+	}
+	ret = rxe2_raw_place(qp, skb);
+	if (ret) {
+		rxe2_wq_fail(qp, wq, ret == -EINVAL ? IB_WC_LOC_LEN_ERR :
+			     IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->dp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	rxe2_qp_count_pkt(qp, false, len);
+	cqe.wr_id = ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id;
+	cqe.byte_len = qp->dp.rcv_offset;
+	cqe.wc_flags = rxe2_raw_csum_flag(skb);
+	if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
+		WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
+}
+
 /* a frame a flow steered to the QP; caller holds state_lock */
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
 {
 	u32 len = skb->len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
-	u32 flags = 0, nh_off;
-	__be16 type;
+	u32 flags;
 	int ret;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
@@ -220,6 +269,10 @@ void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
 	if (skb->len < ETH_HLEN || skb_linearize(skb) ||
 	    (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))) {
 		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
+		return;
+	}
+	if (qp->rss) {
+		rxe2_raw_rx_wq(qp, skb, len);
 		return;
 	}
 	ret = rxe2_resp_get_rwqe(qp);
@@ -240,9 +293,7 @@ void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	type = rxe2_raw_l3(skb->data, skb->len, &nh_off);
-	if (rxe2_raw_csum(type, skb->data + nh_off, skb->len - nh_off, false))
-		flags |= RXE2_WC_IP_CSUM_OK;
+	flags = rxe2_raw_csum_flag(skb);
 	qp->dp.have_rwqe = false;
 	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_qp_count_pkt(qp, false, len);

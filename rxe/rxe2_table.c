@@ -95,6 +95,7 @@ void rxe2_tables_init(struct rxe2_dev *rdev)
 	/* QP1 is inserted at its fixed number but counts like the others */
 	rxe2_table_init(&rdev->qp_table, RXE2_QPN_MIN, RXE2_QPN_MAX, a->max_qp);
 	rxe2_table_init(&rdev->srq_table, 1, RXE2_INDEX_MAX, a->max_srq);
+	rxe2_table_init(&rdev->wq_table, 1, RXE2_INDEX_MAX, a->max_wq_type_rq);
 }
 
 void rxe2_tables_fini(struct rxe2_dev *rdev)
@@ -105,4 +106,5 @@ void rxe2_tables_fini(struct rxe2_dev *rdev)
 	rxe2_table_fini(&rdev->cq_table);
 	rxe2_table_fini(&rdev->qp_table);
 	rxe2_table_fini(&rdev->srq_table);
+	rxe2_table_fini(&rdev->wq_table);
 }

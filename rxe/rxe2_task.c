@@ -342,6 +342,8 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 		rsize = to_rsrq(qp->ibqp.srq)->ring.slot_size;
 	else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)	/* any XRC SRQ's */
 		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_srq_sge);
+	else if (qp->rss)				/* any WQ's */
+		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_recv_sge);
 	else
 		rsize = qp->rq.slot_size;
 	dp->rwqe_size = rsize;

@@ -739,6 +739,7 @@ struct rxe2_qp {
 	u32 max_inl_recv;
 	struct ib_qp_cap cap;		/* what the rings really hold */
 	struct ib_xrcd *xrcd;		/* XRC target: its domain */
+	struct rxe2_rss *rss;		/* an RSS QP's hash, else NULL */
 	/* the counter it is bound to (rdma statistic qp), or NULL */
 	struct rxe2_counter __rcu *ctr;
 	struct mutex state_lock;	/* modify/query against each other */
@@ -814,6 +815,48 @@ struct rxe2_srq {
 	struct completion released;
 	u64 serial;
 };
+
+/* rxe2_wq.c: receive work queues, indirection tables, RSS */
+struct rxe2_wq {
+	struct ib_wq ibwq;		/* state: WRITE_ONCE by modify_wq */
+	struct rxe2_ring ring;		/* rxe2_recv_wqe slots */
+	u32 max_sge;
+};
+
+struct rxe2_rwq_ind_table {
+	struct ib_rwq_ind_table ibtbl;	/* ib_core's, all of it */
+};
+
+/* an RSS QP's hash: set at creation, read by its work item */
+struct rxe2_rss {
+	u64 fields;			/* enum rxe2_rx_hash_fields */
+	u8 key[RXE2_RSS_KEY_LEN];
+	struct ib_rwq_ind_table *tbl;	/* held by ib_core for the QP */
+};
+
+/* entries of an indirection table at most */
+#define RXE2_MAX_IND_TBL_SIZE	256
+/* the longest hash input: two IPv6 addresses and two ports */
+#define RXE2_RSS_INPUT_MAX	36
+
+static inline struct rxe2_wq *to_rwq(struct ib_wq *ibwq)
+{
+	return container_of(ibwq, struct rxe2_wq, ibwq);
+}
+
+struct ib_wq *rxe2_create_wq(struct ib_pd *ibpd, struct ib_wq_init_attr *init,
+			     struct ib_udata *udata);
+int rxe2_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
+		   struct ib_udata *udata);
+int rxe2_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata);
+int rxe2_create_rwq_ind_table(struct ib_rwq_ind_table *tbl,
+			      struct ib_rwq_ind_table_init_attr *init,
+			      struct ib_udata *udata);
+int rxe2_destroy_rwq_ind_table(struct ib_rwq_ind_table *tbl);
+struct rxe2_create_qp_cmd;
+int rxe2_rss_init(struct rxe2_qp *qp, const struct ib_qp_init_attr *init,
+		  const struct rxe2_create_qp_cmd *cmd);
+void rxe2_rss_free(struct rxe2_qp *qp);
 
 /* rxe2_xrc.c: an XRC domain is ib_core's object; nothing of ours yet */
 struct rxe2_xrcd {

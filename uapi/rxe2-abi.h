@@ -380,6 +380,7 @@ struct rxe2_modify_srq_cmd {
 /* rxe2_create_qp_cmd.comp_mask */
 enum rxe2_create_qp_cmd_mask {
 	RXE2_CREATE_QP_INLINE_RECV = 1 << 0,	/* max_inl_recv is valid */
+	RXE2_CREATE_QP_RX_HASH = 1 << 1,	/* the rx_hash fields are */
 };
 
 /*
@@ -387,9 +388,33 @@ enum rxe2_create_qp_cmd_mask {
  * rxe2_alloc_context_resp.max_inline_recv is EINVAL.  The size applied
  * comes back in rxe2_create_qp_resp.max_inl_recv.
  */
+/*
+ * RSS (IBV_QP_INIT_ATTR_RX_HASH, a raw packet QP over an indirection
+ * table): Toeplitz with a 40-byte key over the IBV_RX_HASH_* fields.
+ */
+#define RXE2_RSS_KEY_LEN		40
+#define RXE2_RX_HASH_FUNC_TOEPLITZ	1	/* IBV_RX_HASH_FUNC_TOEPLITZ */
+enum rxe2_rx_hash_fields {			/* IBV_RX_HASH_* */
+	RXE2_RX_HASH_SRC_IPV4		= 1 << 0,
+	RXE2_RX_HASH_DST_IPV4		= 1 << 1,
+	RXE2_RX_HASH_SRC_IPV6		= 1 << 2,
+	RXE2_RX_HASH_DST_IPV6		= 1 << 3,
+	RXE2_RX_HASH_SRC_PORT_TCP	= 1 << 4,
+	RXE2_RX_HASH_DST_PORT_TCP	= 1 << 5,
+	RXE2_RX_HASH_SRC_PORT_UDP	= 1 << 6,
+	RXE2_RX_HASH_DST_PORT_UDP	= 1 << 7,
+	RXE2_RX_HASH_FIELDS		= 0xff,
+};
+
 struct rxe2_create_qp_cmd {
 	__u32 comp_mask;	/* enum rxe2_create_qp_cmd_mask */
 	__u32 max_inl_recv;	/* RXE2_CREATE_QP_INLINE_RECV, else 0 */
+	/* RXE2_CREATE_QP_RX_HASH: */
+	__aligned_u64 rx_hash_fields_mask;	/* enum rxe2_rx_hash_fields */
+	__u8 rx_hash_function;	/* RXE2_RX_HASH_FUNC_TOEPLITZ */
+	__u8 rx_hash_key_len;	/* RXE2_RSS_KEY_LEN */
+	__u8 rx_hash_reserved[6];
+	__u8 rx_hash_key[RXE2_RSS_KEY_LEN];
 };
 
 /*
@@ -401,6 +426,11 @@ struct rxe2_create_qp_resp {
 	struct rxe2_ring_info rq;	/* all zero when the QP uses an SRQ */
 	__u32 max_inl_recv;	/* inline-receive size applied, bytes */
 	__u32 reserved;
+};
+
+/* ibv_create_wq: its receive ring, like an RQ's */
+struct rxe2_create_wq_resp {
+	struct rxe2_ring_info rq;
 };
 
 struct rxe2_create_srq_resp {

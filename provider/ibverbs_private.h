@@ -437,6 +437,8 @@ RXE2_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 RXE2_DECLARE_EX_CMD(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 RXE2_DECLARE_EX_CMD(ibv_modify_cq, ib_uverbs_ex_modify_cq);
 RXE2_DECLARE_EX_CMD(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
+RXE2_DECLARE_EX_CMD(ibv_create_wq, ib_uverbs_ex_create_wq);
+RXE2_DECLARE_EX_CMD(ibv_modify_wq, ib_uverbs_ex_modify_wq);
 
 /* ------------------------------------------------------------------ */
 /* Functions exported under IBVERBS_PRIVATE_34                         */
@@ -601,6 +603,21 @@ int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
 			struct ibv_flow_attr *flow_attr, void *ucmd,
 			size_t ucmd_size);
 int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+/* WQs and indirection tables */
+int ibv_cmd_create_wq(struct ibv_context *context,
+		      struct ibv_wq_init_attr *wq_init_attr, struct ibv_wq *wq,
+		      struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr,
+		      struct ibv_modify_wq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
 /* counters objects: link is a further command buffer (none here) */
 struct verbs_counters {
 	struct ibv_counters counters;

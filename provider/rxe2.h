@@ -83,6 +83,11 @@ struct rxe2_create_srq_rsp {
 	struct rxe2_create_srq_resp drv;
 };
 
+struct rxe2_create_wq_rsp {
+	struct ib_uverbs_ex_create_wq_resp ibv_resp;
+	struct rxe2_create_wq_resp drv;
+};
+
 struct rxe2_create_ah_rsp {
 	struct ib_uverbs_create_ah_resp ibv_resp;
 	struct rxe2_create_ah_resp drv;
@@ -128,6 +133,8 @@ RXE2_PIN_UDATA(struct rxe2_create_qp_ex_req, struct ibv_create_qp_ex, drv);
 RXE2_PIN_UDATA(struct rxe2_create_qp_ex_rsp,
 	       struct ib_uverbs_ex_create_qp_resp, drv);
 RXE2_PIN_UDATA(struct rxe2_create_srq_rsp, struct ib_uverbs_create_srq_resp,
+	       drv);
+RXE2_PIN_UDATA(struct rxe2_create_wq_rsp, struct ib_uverbs_ex_create_wq_resp,
 	       drv);
 RXE2_PIN_UDATA(struct rxe2_create_ah_rsp, struct ib_uverbs_create_ah_resp,
 	       drv);
@@ -344,6 +351,18 @@ static inline struct rxe2_srq *to_rsrq(struct ibv_srq *ibsrq)
 	return rxe2_container_of(ibsrq, struct rxe2_srq, vsrq.srq);
 }
 
+struct rxe2_wq {
+	struct ibv_wq ibwq;
+	struct rxe2_ring rq;
+	pthread_spinlock_t lock;	/* rq's producer */
+	uint32_t max_sge;		/* asked (and granted) */
+};
+
+static inline struct rxe2_wq *to_rwq(struct ibv_wq *ibwq)
+{
+	return rxe2_container_of(ibwq, struct rxe2_wq, ibwq);
+}
+
 struct rxe2_ah {
 	struct ibv_ah ibah;
 	uint32_t ah_num;		/* goes into UD send WQEs */
@@ -509,6 +528,18 @@ struct rxe2_qp *rxe2_qp_alloc(void);
 void rxe2_qp_free(struct rxe2_qp *qp);
 struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
+/* rxe2_wq.c */
+struct ibv_wq *rxe2_create_wq(struct ibv_context *ibctx,
+			      struct ibv_wq_init_attr *attr);
+int rxe2_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+int rxe2_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
+int rxe2_destroy_wq(struct ibv_wq *ibwq);
+struct ibv_rwq_ind_table *
+rxe2_create_rwq_ind_table(struct ibv_context *ibctx,
+			  struct ibv_rwq_ind_table_init_attr *attr);
+int rxe2_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
+
 /* rxe2_flow.c */
 struct ibv_flow *rxe2_create_flow(struct ibv_qp *ibqp,
 				  struct ibv_flow_attr *attr);

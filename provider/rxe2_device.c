@@ -32,6 +32,12 @@ int rxe2_query_device_ex(struct ibv_context *ibctx,
 		attr->packet_pacing_caps.supported_qpts =
 			1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD;
 	}
+	/* the RSS hash (rxe/rxe2_wq.c); the core passes the rest */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +
+			 sizeof(attr->rss_caps)) {
+		attr->rss_caps.rx_hash_fields_mask = RXE2_RX_HASH_FIELDS;
+		attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	}
 	/* fw_ver packs major.minor.sub_minor as 16-bit fields */
 	fw = resp.base.fw_ver;
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),

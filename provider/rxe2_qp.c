@@ -17,7 +17,42 @@
 #define RXE2_QP_INIT_ATTR_SUPPORTED (IBV_QP_INIT_ATTR_PD | \
 				     IBV_QP_INIT_ATTR_XRCD | \
 				     IBV_QP_INIT_ATTR_CREATE_FLAGS | \
-				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | \
+				     IBV_QP_INIT_ATTR_IND_TABLE | \
+				     IBV_QP_INIT_ATTR_RX_HASH)
+
+/* an RSS QP: raw packet, its table and hash, no queue of its own */
+static bool rxe2_qp_is_rss(const struct ibv_qp_init_attr_ex *attr)
+{
+	return attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE;
+}
+
+static int rxe2_check_rss_attr(struct ibv_context *ibctx,
+			       const struct ibv_qp_init_attr_ex *attr)
+{
+	const struct ibv_rx_hash_conf *h = &attr->rx_hash_conf;
+
+	if (attr->qp_type != IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) ||
+	    !attr->rwq_ind_tbl || attr->rwq_ind_tbl->context != ibctx ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != ibctx || attr->srq || attr->recv_cq ||
+	    attr->cap.max_recv_wr || attr->cap.max_recv_sge)
+		return EINVAL;
+	/* frames in only: mlx5's RSS QPs have no send queue either */
+	if (attr->cap.max_send_wr || attr->cap.max_send_sge ||
+	    attr->cap.max_inline_data)
+		return EOPNOTSUPP;
+	/* no inner headers, no IPsec SPI */
+	if (h->rx_hash_fields_mask & ~(uint64_t)RXE2_RX_HASH_FIELDS)
+		return EOPNOTSUPP;
+	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ)
+		return EOPNOTSUPP;
+	if (h->rx_hash_key_len != RXE2_RSS_KEY_LEN || !h->rx_hash_key)
+		return EINVAL;
+	return 0;
+}
 
 /*
  * Every create flag libibverbs defines.  Which of them the device has is
@@ -51,6 +86,12 @@ static int rxe2_check_qp_init_attr(struct ibv_context *ibctx,
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (attr->create_flags & ~(uint32_t)RXE2_QP_CREATE_DEFINED))
+		return EINVAL;
+
+	if (rxe2_qp_is_rss(attr))
+		return rxe2_check_rss_attr(ibctx, attr);
+	/* a hash without a table */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_RX_HASH)
 		return EINVAL;
 
 	switch (attr->qp_type) {
@@ -135,8 +176,11 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 	const struct ibv_qp_cap *cap = &attr->cap;
 	int err;
 
-	/* an XRC target: the kernel made it without rings (and udata) */
-	if (attr->qp_type == IBV_QPT_XRC_RECV)
+	/*
+	 * An XRC target: the kernel made it without rings (and udata).  An
+	 * RSS QP receives into its WQs and sends nothing.
+	 */
+	if (attr->qp_type == IBV_QPT_XRC_RECV || rxe2_qp_is_rss(attr))
 		return 0;
 	err = rxe2_ring_map(ibctx, &qp->sq, RXE2_RING_SQ, &resp->sq,
 			    cap->max_send_wr,
@@ -177,7 +221,17 @@ static int rxe2_qp_create_cmd(struct ibv_context *ibctx, struct rxe2_qp *qp,
 		drv.comp_mask = RXE2_CREATE_QP_INLINE_RECV;
 		drv.max_inl_recv = *max_inl_recv;
 	}
-	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) {
+	if (rxe2_qp_is_rss(attr)) {
+		drv.comp_mask |= RXE2_CREATE_QP_RX_HASH;
+		drv.rx_hash_fields_mask = attr->rx_hash_conf.rx_hash_fields_mask;
+		drv.rx_hash_function = attr->rx_hash_conf.rx_hash_function;
+		drv.rx_hash_key_len = attr->rx_hash_conf.rx_hash_key_len;
+		memcpy(drv.rx_hash_key, attr->rx_hash_conf.rx_hash_key,
+		       RXE2_RSS_KEY_LEN);
+	}
+	/* the table too needs the extended command */
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_IND_TABLE)) {
 		/* reserved fields must reach the kernel as zero */
 		struct rxe2_create_qp_ex_req req = { .drv = drv };
 		struct rxe2_create_qp_ex_rsp rsp = {};

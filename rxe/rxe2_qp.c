@@ -300,7 +300,9 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	if (udata) {
-		rxe2_ring_get_info(&qp->sq, &resp.sq);
+		/* an RSS QP's SQ is a kernel placeholder: nothing to map */
+		if (!qp->rss)
+			rxe2_ring_get_info(&qp->sq, &resp.sq);
 		if (qp->has_rq)
 			rxe2_ring_get_info(&qp->rq, &resp.rq);
 		resp.max_inl_recv = qp->max_inl_recv;

@@ -122,8 +122,14 @@ int rxe2_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
 	new = attr->wq_state;
 	if (new > IB_WQS_ERR || (cur == IB_WQS_ERR && new == IB_WQS_RDY))
 		return -EINVAL;
-	if (new == IB_WQS_RESET)
+	if (new == IB_WQS_RESET) {
+		unsigned long flags;
+
+		/* what was posted is gone, as a reset QP's receives are */
+		spin_lock_irqsave(&wq->ring.lock, flags);
 		rxe2_ring_reset(&wq->ring);
+		spin_unlock_irqrestore(&wq->ring.lock, flags);
+	}
 	WRITE_ONCE(ibwq->state, new);
 	if (new == IB_WQS_ERR)
 		rxe2_wq_flush(wq);

@@ -28,9 +28,12 @@
  *     receive buffer is dropped and counted, the WQE kept;
  *  8. counters (ibv_create_counters): packets and bytes per flow at the
  *     attached indexes, two flows adding into one object, the errors;
- *  9. churn: flows made and destroyed under a flood; the netdev deleted
+ *  9. WQs and RSS: the device's Toeplitz (checked against Microsoft's
+ *     vector by the test's own) puts each frame in the WQ the test
+ *     predicts; WQ states; the errors; teardown under a flood;
+ * 10. churn: flows made and destroyed under a flood; the netdev deleted
  *     under a flow and a flood;
- * 10. everything released: `rdma resource show` back where it was.
+ * 11. everything released: `rdma resource show` back where it was.
  * TAP output.
  */
 #include <arpa/inet.h>
@@ -865,6 +868,276 @@ static void test_counters(struct rq *a)
 	tap_ret(ibv_destroy_counters(c), 0, "destroyed once the flows are gone");
 }
 
+/* the peer sends n frames to UDP port as fast as it can, in a child */
+static pid_t peer_flood(uint16_t port, int n)
+{
+	pid_t pid = fork();
+	struct frame f;
+
+	if (pid)
+		return pid;
+	frame_to_dev(&f, port, 64, 51);
+	for (int i = 0; i < n; i++)
+		peer_send(&f);
+	_exit(0);
+}
+
+/* ------------------------------------------------------------------ */
+/* WQs and RSS                                                         */
+/* ------------------------------------------------------------------ */
+
+#define NWQ 4
+
+/* the RSS key of Microsoft's verification suite */
+static const uint8_t rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+	0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+	0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+	0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/* the test's own Toeplitz, to predict the device's choice */
+static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t n)
+{
+	uint32_t w = (uint32_t)key[0] << 24 | key[1] << 16 | key[2] << 8 |
+		     key[3], h = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++) {
+			if (in[i] & (0x80 >> b))
+				h ^= w;
+			w = w << 1 | ((key[i + 4] >> (7 - b)) & 1);
+		}
+	return h;
+}
+
+/* IPv4 addresses and UDP ports of a frame_udp4() frame, hashed */
+static uint32_t frame_hash4(const struct frame *f)
+{
+	uint8_t in[12];
+
+	memcpy(in, f->b + f->l3 + 12, 8);
+	memcpy(in + 8, f->b + f->l4, 4);
+	return toeplitz(rss_key, in, sizeof(in));
+}
+
+struct rss {
+	struct ibv_cq *cq[NWQ];
+	struct ibv_wq *wq[NWQ];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp *qp;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static int wq_post(struct rss *r, int w, int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)r->buf + ((size_t)w * NRECV + i) * BUF,
+		.length = BUF, .lkey = r->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)(w * NRECV + i),
+				  .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_wq_recv(r->wq[w], &wr, &bad);
+}
+
+static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *tbl, uint8_t klen,
+			     uint64_t fields, uint32_t max_send_wr)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rwq_ind_tbl = tbl,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = klen,
+			.rx_hash_key = (uint8_t *)rss_key,
+			.rx_hash_fields_mask = fields,
+		},
+		.cap = { .max_send_wr = max_send_wr },
+	};
+
+	return ibv_create_qp_ex(ctx, &a);
+}
+
+#define RSS_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+		    IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+static bool rss_open(struct rss *r)
+{
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 2 };
+	struct ibv_wq_attr ma = { .attr_mask = IBV_WQ_ATTR_STATE,
+				  .wq_state = IBV_WQS_RDY };
+	int w, i;
+
+	memset(r, 0, sizeof(*r));
+	r->buf = dp_alloc((size_t)NWQ * NRECV * BUF);
+	r->mr = ibv_reg_mr(pd, r->buf, (size_t)NWQ * NRECV * BUF,
+			   IBV_ACCESS_LOCAL_WRITE);
+	for (w = 0; w < NWQ; w++) {
+		struct ibv_wq_init_attr wa = {
+			.wq_type = IBV_WQT_RQ, .max_wr = NRECV, .max_sge = 1,
+			.pd = pd,
+		};
+
+		r->cq[w] = ibv_create_cq(ctx, 2 * NRECV, NULL, NULL, 0);
+		wa.cq = r->cq[w];
+		r->wq[w] = r->cq[w] ? ibv_create_wq(ctx, &wa) : NULL;
+		if (!r->mr || !r->wq[w] || ibv_modify_wq(r->wq[w], &ma))
+			return false;
+		for (i = 0; i < NRECV; i++)
+			if (wq_post(r, w, i))
+				return false;
+	}
+	ta.ind_tbl = r->wq;
+	r->tbl = ibv_create_rwq_ind_table(ctx, &ta);
+	r->qp = r->tbl ? rss_qp(r->tbl, 40, RSS_FIELDS, 0) : NULL;
+	return r->qp && !raw_qp_ready(r->qp);
+}
+
+static void rss_close(struct rss *r)
+{
+	int w;
+
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->tbl)
+		ibv_destroy_rwq_ind_table(r->tbl);
+	for (w = 0; w < NWQ; w++) {
+		if (r->wq[w])
+			ibv_destroy_wq(r->wq[w]);
+		if (r->cq[w])
+			ibv_destroy_cq(r->cq[w]);
+	}
+	ibv_dereg_mr(r->mr);
+	free(r->buf);
+}
+
+/* the frame came out of WQ w, whole */
+static bool rss_got(struct rss *r, int w, const struct frame *f)
+{
+	struct ibv_wc wc;
+	uint8_t *b;
+	bool ok;
+
+	if (dp_poll(r->cq[w], &wc, 1, DP_WAIT_MS) != 1)
+		return false;
+	b = r->buf + wc.wr_id * BUF;
+	ok = wc.status == IBV_WC_SUCCESS && wc.byte_len == f->len &&
+	     wc.qp_num == r->wq[w]->wq_num && (int)(wc.wr_id / NRECV) == w &&
+	     !memcmp(b, f->b, f->len);
+	wq_post(r, w, (int)(wc.wr_id % NRECV));
+	return ok;
+}
+
+static void test_rss(void)
+{
+	struct ibv_device_attr_ex da = {};
+	struct ibv_rwq_ind_table_init_attr big = { .log_ind_tbl_size = 9 };
+	uint8_t tv[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+			   0x0a, 0xea, 0x06, 0xe6 };
+	int placed = 0, used = 0, per[NWQ] = {}, w, i;
+	struct ibv_wq_attr ma = { .attr_mask = IBV_WQ_ATTR_STATE };
+	struct ibv_flow *fl;
+	struct ibv_wc wc;
+	struct frame f;
+	struct rss r;
+
+	ibv_query_device_ex(ctx, NULL, &da);
+	tap_ok(da.rss_caps.supported_qpts == 1u << IBV_QPT_RAW_PACKET &&
+	       da.rss_caps.max_rwq_indirection_table_size == 256 &&
+	       da.rss_caps.rx_hash_fields_mask == 0xff &&
+	       da.rss_caps.rx_hash_function == IBV_RX_HASH_FUNC_TOEPLITZ &&
+	       da.max_wq_type_rq == (uint32_t)da.orig_attr.max_qp,
+	       "rss_caps: raw packet QPs, 256 entries, 8 fields, Toeplitz");
+	/* Microsoft's vector: 66.9.149.187:2794 -> 161.142.100.80:1766 */
+	tap_ok(toeplitz(rss_key, tv, 12) == 0x51ccc178,
+	       "the test's Toeplitz gives Microsoft's 0x51ccc178");
+
+	if (!tap_ok(rss_open(&r), "4 WQs, a table of 4, an RSS QP (%s)",
+		    strerror(errno))) {
+		rss_close(&r);
+		return;
+	}
+	fl = flow_udp(r.qp, 5800, 0, 0);
+	tap_ok(fl != NULL, "a flow to the RSS QP");
+	for (i = 0; i < 32; i++) {
+		frame_udp4(&f, mac_dev, -1, IP_PEER, IP_DEV,
+			   (uint16_t)(1000 + 37 * i), 5800, 40, 80 + (uint32_t)i);
+		w = (int)(frame_hash4(&f) & (NWQ - 1));
+		peer_send(&f);
+		if (rss_got(&r, w, &f)) {
+			placed++;
+			used += !per[w]++;
+		} else {
+			tap_diag("  frame %d: not in WQ %d as predicted", i, w);
+		}
+	}
+	tap_ok(placed == 32, "32 frames, each in the WQ its hash predicts");
+	tap_ok(used >= 2, "spread over %d WQs (%d %d %d %d)", used, per[0],
+	       per[1], per[2], per[3]);
+
+	/* a WQ in RESET takes nothing; one in ERR flushes what it has */
+	for (i = 0; ; i++) {
+		frame_udp4(&f, mac_dev, -1, IP_PEER, IP_DEV,
+			   (uint16_t)(3000 + i), 5800, 40, 1);
+		if ((frame_hash4(&f) & (NWQ - 1)) == 0)
+			break;
+	}
+	ma.wq_state = IBV_WQS_RESET;
+	tap_ret(ibv_modify_wq(r.wq[0], &ma), 0, "WQ 0 to RESET");
+	peer_send(&f);
+	tap_ok(dp_poll_none(r.cq[0], &wc, 300) == 0,
+	       "a frame for WQ 0 in RESET: not received");
+	ma.wq_state = IBV_WQS_RDY;
+	ibv_modify_wq(r.wq[0], &ma);
+	for (i = 0; i < NRECV; i++)
+		wq_post(&r, 0, i);
+	peer_send(&f);
+	tap_ok(rss_got(&r, 0, &f), "back in RDY with new WQEs: received");
+	ma.wq_state = IBV_WQS_ERR;
+	tap_ret(ibv_modify_wq(r.wq[0], &ma), 0, "WQ 0 to ERR");
+	for (i = 0; dp_poll(r.cq[0], &wc, 1, 1000) == 1; i++)
+		if (wc.status != IBV_WC_WR_FLUSH_ERR)
+			break;
+	tap_ok(i == NRECV, "its %d WQEs flushed (WR_FLUSH_ERR)", i);
+
+	/* misuse */
+	tap_null_errno(rss_qp(r.tbl, 20, RSS_FIELDS, 0), EINVAL,
+		       "a 20-byte RSS key: EINVAL");
+	tap_null_errno(rss_qp(r.tbl, 40, RSS_FIELDS | IBV_RX_HASH_INNER, 0),
+		       EOPNOTSUPP, "hashing inner headers: EOPNOTSUPP");
+	tap_null_errno(rss_qp(r.tbl, 40, RSS_FIELDS, 4), EOPNOTSUPP,
+		       "an RSS QP with a send queue: EOPNOTSUPP");
+	big.ind_tbl = calloc(512, sizeof(*big.ind_tbl));
+	for (i = 0; i < 512; i++)
+		big.ind_tbl[i] = r.wq[i % NWQ];
+	tap_null_errno(ibv_create_rwq_ind_table(ctx, &big), EINVAL,
+		       "a table of 512 entries: EINVAL");
+	free(big.ind_tbl);
+	tap_ret(ibv_destroy_wq(r.wq[1]), EBUSY,
+		"destroying a WQ a table uses: EBUSY");
+	tap_ret(ibv_destroy_rwq_ind_table(r.tbl), EBUSY,
+		"destroying a table a QP uses: EBUSY");
+
+	/* everything goes while frames pour in */
+	{
+		pid_t pid = peer_flood(5800, 5000);
+		int st;
+
+		usleep(20000);
+		ibv_destroy_flow(fl);
+		tap_ret(ibv_destroy_qp(r.qp), 0,
+			"the RSS QP destroyed under a flood");
+		r.qp = NULL;
+		waitpid(pid, &st, 0);
+	}
+	rss_close(&r);
+}
+
 /* a flow that must be refused with err */
 static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
 		    const char *what)
@@ -949,20 +1222,6 @@ static void test_hostile(struct rq *a)
 	tap_ok(qp_state(small.qp) == IBV_QPS_RTS, "the QP is still in RTS");
 	ibv_destroy_flow(fl);
 	rq_close(&small);
-}
-
-/* the peer sends n frames to UDP port as fast as it can, in a child */
-static pid_t peer_flood(uint16_t port, int n)
-{
-	pid_t pid = fork();
-	struct frame f;
-
-	if (pid)
-		return pid;
-	frame_to_dev(&f, port, 64, 51);
-	for (int i = 0; i < n; i++)
-		peer_send(&f);
-	_exit(0);
 }
 
 /* receives until the CQ stays empty for 500 ms; false on an error CQE */
@@ -1095,6 +1354,7 @@ int main(void)
 	peer_drain();
 	test_hostile(&a);
 	test_counters(&a);
+	test_rss();
 	test_churn(&a);
 	rq_close(&c);
 	rq_close(&b);

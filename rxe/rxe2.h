@@ -218,6 +218,7 @@ struct rxe2_dev {
 	struct rxe2_table qp_table;
 	struct rxe2_table srq_table;
 	struct rxe2_table wq_table;
+	atomic_t ind_tbl_count;		/* RSS indirection tables */
 	atomic_t mw_count;		/* memory windows, against attr.max_mw */
 	atomic64_t dm_used;		/* device memory bytes, max_dm_size */
 	/* reregs that published an object (struct rxe2_mr, seq) */

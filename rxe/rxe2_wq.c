@@ -153,16 +153,27 @@ int rxe2_create_rwq_ind_table(struct ib_rwq_ind_table *tbl,
 {
 	struct rxe2_dev *rdev = to_rdev(tbl->device);
 	static atomic_t rxe2_ind_tbl_num = ATOMIC_INIT(0);
+	int ret;
 
 	if ((1U << init->log_ind_tbl_size) >
 	    rdev->attr.rss_caps.max_rwq_indirection_table_size)
 		return -EINVAL;
+	ret = rxe2_check_udata_in_empty(udata);
+	if (ret)
+		return ret;
+	/* max_rwq_indirection_tables, exactly */
+	if (atomic_inc_return(&rdev->ind_tbl_count) >
+	    rdev->attr.rss_caps.max_rwq_indirection_tables) {
+		atomic_dec(&rdev->ind_tbl_count);
+		return -ENOMEM;
+	}
 	tbl->ind_tbl_num = atomic_inc_return(&rxe2_ind_tbl_num);
-	return rxe2_check_udata_in_empty(udata);
+	return 0;
 }
 
 int rxe2_destroy_rwq_ind_table(struct ib_rwq_ind_table *tbl)
 {
+	atomic_dec(&to_rdev(tbl->device)->ind_tbl_count);
 	return 0;
 }
 

@@ -41,6 +41,7 @@
 #include <linux/capability.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <rdma/ib_user_verbs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -622,6 +623,16 @@ static void test_priority(struct rq *a, struct rq *b, struct rq *c)
 	peer_send(&f);
 	rq_got(b, &f, true, "priority 0 wins: B");
 	rq_none(a, "priority 1 loses: A");
+	{
+		/* the same match and priority twice: the older one wins */
+		struct ibv_flow *tie = flow_udp(a->qp, 5100, 0, 0);
+
+		tap_ok(tie != NULL, "A: a flow like B's, priority 0 too");
+		peer_send(&f);
+		rq_got(b, &f, true, "equal priorities: the older flow (B)");
+		rq_none(a, "equal priorities: not the newer (A)");
+		ibv_destroy_flow(tie);
+	}
 	ibv_destroy_flow(hi);
 	hi = flow_udp(b->qp, 5100, 0, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
 	tap_ok(hi != NULL, "B's flow again with DONT_TRAP");
@@ -1148,6 +1159,71 @@ static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
 		ibv_destroy_flow(fl);
 }
 
+/*
+ * The create_flow command written by hand (libibverbs would rebuild the
+ * sizes): an Ethernet spec whose sizes lie.  Returns write()'s errno.
+ */
+static int raw_create_flow(struct ibv_qp *qp, uint16_t spec_size,
+			   uint16_t attr_size, uint8_t nspecs)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_create_flow core;
+		struct ib_uverbs_flow_spec_eth eth;
+		uint8_t slack[64];
+	} cmd = {};
+	struct ib_uverbs_create_flow_resp resp = {};
+	size_t in = sizeof(cmd.core) + sizeof(cmd.eth) + sizeof(cmd.slack);
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+			  IB_USER_VERBS_EX_CMD_CREATE_FLOW;
+	cmd.hdr.in_words = (uint16_t)(in / 8);
+	cmd.hdr.out_words = sizeof(resp) / 8;
+	cmd.ex.response = (uintptr_t)&resp;
+	cmd.core.qp_handle = qp->handle;
+	cmd.core.flow_attr.type = IBV_FLOW_ATTR_NORMAL;
+	cmd.core.flow_attr.size = attr_size;
+	cmd.core.flow_attr.num_of_specs = nspecs;
+	cmd.core.flow_attr.port = PORT;
+	cmd.eth.type = IBV_FLOW_SPEC_ETH;
+	cmd.eth.size = spec_size;
+	memset(cmd.eth.mask.dst_mac, 0xff, 6);
+	if (write(ctx->cmd_fd, &cmd, sizeof(cmd.hdr) + sizeof(cmd.ex) + in) >= 0) {
+		/* it made a flow after all: take it down again */
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_ex_cmd_hdr ex;
+			struct ib_uverbs_destroy_flow core;
+		} d = {};
+
+		d.hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				IB_USER_VERBS_EX_CMD_DESTROY_FLOW;
+		d.hdr.in_words = sizeof(d.core) / 8;
+		d.core.flow_handle = resp.flow_handle;
+		if (write(ctx->cmd_fd, &d, sizeof(d)) < 0)
+			tap_diag("  destroy_flow by hand: %s", strerror(errno));
+		return 0;
+	}
+	return errno;
+}
+
+static void test_spec_sizes(struct rq *a)
+{
+	uint16_t eth = sizeof(struct ib_uverbs_flow_spec_eth);
+
+	tap_ret(raw_create_flow(a->qp, eth, eth, 1), 0,
+		"create_flow by hand, sizes right: made");
+	tap_ret(raw_create_flow(a->qp, 4, eth, 1), EINVAL,
+		"a spec of 4 bytes: EINVAL");
+	tap_ret(raw_create_flow(a->qp, eth + 8, eth, 1), EINVAL,
+		"a spec longer than the attribute says: EINVAL");
+	tap_ret(raw_create_flow(a->qp, eth, eth, 2), EINVAL,
+		"two specs announced, one given: EINVAL");
+	tap_ret(raw_create_flow(a->qp, 0, eth, 1), EINVAL,
+		"a spec of size 0: EINVAL");
+}
+
 static void test_hostile(struct rq *a)
 {
 	struct ibv_flow_spec_ipv4_ext *s4;
@@ -1353,6 +1429,7 @@ int main(void)
 	test_headers(&a);
 	peer_drain();
 	test_hostile(&a);
+	test_spec_sizes(&a);
 	test_counters(&a);
 	test_rss();
 	test_churn(&a);

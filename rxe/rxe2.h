@@ -312,6 +312,7 @@ extern u8 rxe2_stat_of_drop[RXE2_DROP_NUM];
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);
 /* a registered device, with a reference: drop it with ib_device_put() */
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev);
+void rxe2_netdev_unregistering(struct net_device *ndev);
 /* under RTNL: re-read the netdev, report a state change as an event */
 void rxe2_port_refresh(struct rxe2_dev *rdev);
 extern struct mutex rxe2_dev_lock;

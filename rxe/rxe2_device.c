@@ -409,6 +409,8 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(rdev->pcnt);
 	WARN_ON(!xa_empty(&rdev->counters));	/* ib_core freed them all */
 	xa_destroy(&rdev->counters);
+	/* ib_core destroyed every flow, and the last one took the hooks */
+	WARN_ON(!list_empty(&rdev->flows) || rdev->flow_hooked);
 	netdev_put(rdev->ndev, &rdev->ndev_tracker);
 }
 
@@ -482,6 +484,22 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, rxe2_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rxe2_ucontext, ibuc),
 };
+
+/*
+ * The netdev unregisters (under RTNL): every device on it, registered or
+ * already being unregistered, takes its flow hooks off it.  A device on
+ * rxe2_dev_list is not freed while we hold the lock.
+ */
+void rxe2_netdev_unregistering(struct net_device *ndev)
+{
+	struct rxe2_dev *rdev;
+
+	mutex_lock(&rxe2_dev_lock);
+	list_for_each_entry(rdev, &rxe2_dev_list, list)
+		if (rdev->ndev == ndev)
+			rxe2_flows_netdev_gone(rdev);
+	mutex_unlock(&rxe2_dev_lock);
+}
 
 struct rxe2_dev *rxe2_dev_get_by_netdev(struct net_device *ndev)
 {

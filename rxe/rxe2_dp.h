@@ -44,7 +44,14 @@ enum {
  */
 struct rxe2_skb_cb {
 	bool trusted;
+	bool flow;		/* a frame a flow took for a raw packet QP */
 };
+
+/* RoCE packets name QPs by number; a raw packet QP takes none of them */
+static inline struct rxe2_qp *rxe2_roce_qp(struct rxe2_qp *qp)
+{
+	return qp && qp->ibqp.qp_type != IB_QPT_RAW_PACKET ? qp : NULL;
+}
 
 static inline struct rxe2_skb_cb *rxe2_skb_cb(struct sk_buff *skb)
 {
@@ -240,6 +247,7 @@ unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
 				const struct in6_addr *daddr,
 				struct sk_buff *skb, bool ipv6);
 bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb);
+bool rxe2_rx_queue_frame(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /* rxe2_mcast.c (the verbs are in rxe2_verbs.h) */
 void rxe2_mcast_qp_gone(struct rxe2_qp *qp);

@@ -430,7 +430,7 @@ static void rxe2_flow_deliver(struct rxe2_flow *fl, struct sk_buff *skb)
 	/* the QP receives the whole frame, from its MAC header on */
 	if (skb_mac_header_was_set(c) && skb_mac_offset(c) < 0)
 		__skb_push(c, -skb_mac_offset(c));
-	if (!rxe2_rx_queue(fl->qp, c))
+	if (!rxe2_rx_queue_frame(fl->qp, c))
 		rxe2_qp_dropped(fl->qp, RXE2_DROP_BACKLOG);
 }
 
@@ -461,7 +461,7 @@ static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
 {
 	struct rxe2_dev *rdev = priv;
 	struct rxe2_flow_fields f;
-	bool parsed = false, taken = false, drop = false;
+	bool parsed = false, taken = false, mc_taken = false, drop = false;
 	struct rxe2_flow *fl;
 
 	if (!READ_ONCE(rdev->port_active) || !skb_mac_header_was_set(skb))
@@ -482,12 +482,13 @@ static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
 			taken = !fl->dont_trap;
 			break;
 		case IB_FLOW_ATTR_MC_DEFAULT:
+			/* each MC_DEFAULT flow gets a copy, as each ALL_DEFAULT */
 			if (taken || !is_multicast_ether_addr(eth_hdr(skb)->h_dest))
 				continue;
-			taken = true;
+			mc_taken = true;
 			break;
 		case IB_FLOW_ATTR_ALL_DEFAULT:
-			if (taken)
+			if (taken || mc_taken)
 				continue;
 			break;
 		default:
@@ -548,7 +549,11 @@ static int rxe2_flow_hook(struct rxe2_dev *rdev)
 	return ret;
 }
 
-/* under RTNL and flow_mutex */
+/*
+ * Under RTNL and flow_mutex.  A hook still running holds RCU: the flows
+ * it may see are freed after a grace period, and so is the device
+ * (ib_core frees it with kfree_rcu()).
+ */
 static void rxe2_flow_unhook_locked(struct rxe2_dev *rdev)
 {
 	if (!rdev->flow_hooked)

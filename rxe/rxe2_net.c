@@ -278,18 +278,22 @@ static int rxe2_netdev_event(struct notifier_block *nb, unsigned long event,
 		return NOTIFY_DONE;
 	}
 
+	/*
+	 * The flows' netfilter hooks go with the netdev, now, even from a
+	 * device ib_core is already unregistering (which the lookup below
+	 * no longer finds).
+	 */
+	if (event == NETDEV_UNREGISTER)
+		rxe2_netdev_unregistering(ndev);
 	rdev = rxe2_dev_get_by_netdev(ndev);
 	if (!rdev)
 		return NOTIFY_DONE;
 
-	if (event == NETDEV_UNREGISTER) {
-		/* the flows' netfilter hooks go with the netdev, now */
-		rxe2_flows_netdev_gone(rdev);
+	if (event == NETDEV_UNREGISTER)
 		/* not under RTNL: unregistration takes it */
 		ib_unregister_device_queued(&rdev->ibdev);
-	} else {
+	else
 		rxe2_port_refresh(rdev);
-	}
 
 	ib_device_put(&rdev->ibdev);
 	return NOTIFY_OK;

@@ -60,7 +60,8 @@ static int rxe2_qp_read_cmd(struct ib_udata *udata,
 	ret = rxe2_udata_read_cmd(udata, cmd, sizeof(*cmd));
 	if (ret)
 		return ret;
-	if (cmd->comp_mask & ~RXE2_CREATE_QP_INLINE_RECV)
+	if (cmd->comp_mask & ~(RXE2_CREATE_QP_INLINE_RECV |
+			       RXE2_CREATE_QP_RX_HASH))
 		return -EOPNOTSUPP;
 	if (!(cmd->comp_mask & RXE2_CREATE_QP_INLINE_RECV) && cmd->max_inl_recv)
 		return -EINVAL;
@@ -256,13 +257,14 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (udata->outlen < offsetofend(typeof(resp), max_inl_recv) &&
 		    cmd.max_inl_recv)
 			return -EINVAL;
-		ret = rxe2_qp_inline_recv(qp, init, cmd.max_inl_recv);
-		if (ret)
-			return ret;
+		/* an RSS QP: its WQs' CQs have no inline slots to promise */
 		if (init->rwq_ind_tbl)
-			ret = rxe2_rss_init(qp, init, &cmd);
+			ret = cmd.max_inl_recv ? -EINVAL :
+			      rxe2_rss_init(qp, init, &cmd);
 		else if (cmd.comp_mask & RXE2_CREATE_QP_RX_HASH)
 			ret = -EINVAL;	/* a hash without a table */
+		else
+			ret = rxe2_qp_inline_recv(qp, init, cmd.max_inl_recv);
 		if (ret)
 			return ret;
 	}
@@ -488,6 +490,12 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	int ret;
 
 	if (mask & ~(IB_QP_ATTR_STANDARD_BITS | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	/*
+	 * An RSS QP receives as made: mlx5 refuses to modify one too
+	 * (ENOSYS there, which is the system call's errno here).
+	 */
+	if (qp->rss)
 		return -EOPNOTSUPP;
 	ret = rxe2_check_udata_in_empty(udata);
 	if (ret)

@@ -250,18 +250,56 @@ static void rxe2_raw_rx_wq(struct rxe2_qp *qp, struct sk_buff *skb, u32 len)
 		WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
 }
 
+static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb);
+
+/*
+ * A frame GRO merged or TSO built (a TCP stream across veth, a sniffer
+ * on a sending host): the QP gets the frames the wire carries, cut
+ * again with their checksums written.  Only a GSO frame that owes its
+ * checksum (CHECKSUM_PARTIAL) can be cut cleanly; others are dropped.
+ */
+static void rxe2_raw_rx_gso(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	if (skb->ip_summed != CHECKSUM_PARTIAL) {
+		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
+		return;
+	}
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs) || segs == skb) {
+		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
+		return;
+	}
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		rxe2_raw_rx_frame(qp, seg);
+		kfree_skb(seg);
+	}
+}
+
 /* a frame a flow steered to the QP; caller holds state_lock */
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	/* an RSS QP is never modified (as on mlx5): its WQs' states count */
+	if (!qp->rss && (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)) {
+		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
+		return;
+	}
+	if (skb_is_gso(skb))
+		rxe2_raw_rx_gso(qp, skb);
+	else
+		rxe2_raw_rx_frame(qp, skb);
+}
+
+/* one frame, no longer than the wire allows */
+static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 {
 	u32 len = skb->len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
 	u32 flags;
 	int ret;
 
-	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
-		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
-		return;
-	}
 	/*
 	 * A frame from this host's stack may still owe its L4 checksum
 	 * (CHECKSUM_PARTIAL, veth and lo pass it on): the QP gets it done.

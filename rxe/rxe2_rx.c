@@ -137,8 +137,8 @@ static const struct rxe2_bth *rxe2_rx_check(struct sk_buff *skb,
 	return (const struct rxe2_bth *)(uh + 1);
 }
 
-/* hand a checked packet to its QP's work item; false: dropped (freed) */
-bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb)
+static bool rxe2_rx_enqueue(struct rxe2_qp *qp, struct sk_buff *skb,
+			    bool flow)
 {
 	if (skb_queue_len(&qp->dp.rx_queue) >= RXE2_RX_BACKLOG ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags)) {
@@ -147,9 +147,22 @@ bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb)
 	}
 	skb_dst_drop(skb);
 	rxe2_skb_cb(skb)->trusted = false;	/* IPCB is not needed any more */
+	rxe2_skb_cb(skb)->flow = flow;
 	skb_queue_tail(&qp->dp.rx_queue, skb);
 	rxe2_qp_kick(qp);
 	return true;
+}
+
+/* hand a checked packet to its QP's work item; false: dropped (freed) */
+bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	return rxe2_rx_enqueue(qp, skb, false);
+}
+
+/* a frame a flow took, to its raw packet QP; false: dropped (freed) */
+bool rxe2_rx_queue_frame(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	return rxe2_rx_enqueue(qp, skb, true);
 }
 
 /*
@@ -172,7 +185,8 @@ unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,
 		rxe2_rx_drop(rdev, skb, RXE2_DROP_MALFORMED);
 		return NF_STOLEN;
 	}
-	qp = xa_load(&rdev->qp_table.xa, ntohl(bth->qpn) & RXE2_QPN_MASK);
+	qp = rxe2_roce_qp(xa_load(&rdev->qp_table.xa,
+				  ntohl(bth->qpn) & RXE2_QPN_MASK));
 	if (!qp)
 		rxe2_rx_drop(rdev, skb, RXE2_DROP_NO_QP);
 	else if (!rxe2_rx_queue(qp, skb))
@@ -226,7 +240,8 @@ struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 	if (!rdev)
 		goto out;
 	if (READ_ONCE(rdev->port_active))
-		qp = xa_load(&rdev->qp_table.xa, qpn & RXE2_QPN_MASK);
+		qp = rxe2_roce_qp(xa_load(&rdev->qp_table.xa,
+					  qpn & RXE2_QPN_MASK));
 	if (qp && !rxe2_qp_get(qp))
 		qp = NULL;
 	if (!qp)
@@ -509,7 +524,10 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		}
 		/* a raw packet QP's queue holds frames its flows steered */
 		if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
-			rxe2_raw_rx(qp, skb);
+			if (rxe2_skb_cb(skb)->flow)
+				rxe2_raw_rx(qp, skb);
+			else
+				rxe2_qp_dropped(qp, RXE2_DROP_NO_QP);
 			kfree_skb(skb);
 			continue;
 		}

@@ -84,8 +84,13 @@ static void rxe2_wq_flush(struct rxe2_wq *wq)
 		.port_num = RXE2_PORT,
 	};
 	unsigned long flags;
+	int n;
 
-	for (;;) {
+	/* what is posted now: a process posting on meanwhile cannot keep us */
+	spin_lock_irqsave(&wq->ring.lock, flags);
+	n = rxe2_ring_dev_avail(&wq->ring);
+	spin_unlock_irqrestore(&wq->ring.lock, flags);
+	while (n-- > 0) {
 		spin_lock_irqsave(&wq->ring.lock, flags);
 		if (rxe2_ring_dev_avail(&wq->ring) <= 0) {
 			spin_unlock_irqrestore(&wq->ring.lock, flags);
@@ -341,7 +346,10 @@ int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len)
 	return ret;
 }
 
-/* a WQ fails: its WQE in error, the rest flushed, the WQ in ERR */
+/*
+ * A WQ fails: the WQE taken (if one was) in error, the rest flushed, the
+ * WQ in ERR.  A broken ring has no WQE to name.
+ */
 void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status)
 {
 	struct rxe2_cqe cqe = {
@@ -352,11 +360,14 @@ void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status)
 		.port_num = RXE2_PORT,
 	};
 
-	qp->dp.have_rwqe = false;
-	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
 	WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
-	if (!rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
-		rxe2_wq_flush(wq);
+	if (qp->dp.have_rwqe) {
+		qp->dp.have_rwqe = false;
+		rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+		if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
+			return;		/* a full CQ: it is in error now */
+	}
+	rxe2_wq_flush(wq);
 }
 
 /* the WQ an RSS QP's frame goes to (MAC header at skb->data) */

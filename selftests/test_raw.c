@@ -1006,7 +1006,7 @@ static bool rss_open(struct rss *r)
 	ta.ind_tbl = r->wq;
 	r->tbl = ibv_create_rwq_ind_table(ctx, &ta);
 	r->qp = r->tbl ? rss_qp(r->tbl, 40, RSS_FIELDS, 0) : NULL;
-	return r->qp && !raw_qp_ready(r->qp);
+	return r->qp;
 }
 
 static void rss_close(struct rss *r)
@@ -1073,6 +1073,8 @@ static void test_rss(void)
 		rss_close(&r);
 		return;
 	}
+	tap_ret(raw_qp_ready(r.qp), EOPNOTSUPP,
+		"modify_qp on an RSS QP: EOPNOTSUPP (it receives as made)");
 	fl = flow_udp(r.qp, 5800, 0, 0);
 	tap_ok(fl != NULL, "a flow to the RSS QP");
 	for (i = 0; i < 32; i++) {

@@ -1210,6 +1210,97 @@ static int raw_create_flow(struct ibv_qp *qp, uint16_t spec_size,
 	return errno;
 }
 
+/* a RoCE UD packet aimed at the raw QP's number: dropped (rx_no_qp) */
+static void test_roce_to_raw(struct rq *a)
+{
+	struct dp_dev d;
+	struct dp_conn c;
+	struct ibv_cq *cq;
+	struct ibv_qp *ud;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	char msg[32] = "not a frame";
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = sizeof(msg) };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_INLINE }, *bad;
+	long before;
+	struct ibv_qp_cap cap = dp_small_cap;
+
+	dp_open(&d, DEV);
+	dp_conn_default(&c);
+	cap.max_inline_data = 64;
+	cq = ibv_create_cq(d.ctx, 8, NULL, NULL, 0);
+	ud = cq ? dp_create_qp(&d, IBV_QPT_UD, cq, cq, NULL, &cap) : NULL;
+	if (!tap_ok(ud && !dp_connect(ud, &d, &d.gid, 0, &c),
+		    "a UD QP on " DEV)) {
+		dp_close(&d);
+		return;
+	}
+	ah = dp_loop_ah(&d);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = a->qp->qp_num;
+	wr.wr.ud.remote_qkey = c.qkey;
+	before = dp_hw_counter(DEV, "rx_no_qp");
+	tap_ok(!ibv_post_send(ud, &wr, &bad) &&
+	       dp_poll(cq, &wc, 1, DP_WAIT_MS) == 1 &&
+	       wc.status == IBV_WC_SUCCESS,
+	       "a UD SEND to the raw QP's number, sent");
+	rq_none(a, "a RoCE packet to a raw QP");
+	tap_ok(dp_hw_counter(DEV, "rx_no_qp") == before + 1,
+	       "counted in rx_no_qp");
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(ud);
+	ibv_destroy_cq(cq);
+	dp_close(&d);
+}
+
+/*
+ * A GSO frame leaving (UDP_SEGMENT: 10 datagrams of 100 bytes in one
+ * skb) reaches a sniffer as the 10 frames of the wire, checksums right.
+ */
+static void test_gso(struct rq *c)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(0xc6120903) };
+	int s = socket(AF_INET, SOCK_DGRAM, 0), seg = 100, n = 0, ok = 0;
+	struct ibv_flow *sn;
+	struct ibv_wc wc;
+	char buf[1000];
+
+	if (dp_sh("ip neigh replace 198.18.9.3 lladdr 02:00:00:00:09:02 "
+		  "dev " NDEV " nud permanent") || s < 0 ||
+	    setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, NDEV, sizeof(NDEV)) ||
+	    setsockopt(s, IPPROTO_UDP, 103 /* UDP_SEGMENT */, &seg,
+		       sizeof(seg))) {
+		tap_skip("UDP GSO: %s", strerror(errno));
+		if (s >= 0)
+			close(s);
+		return;
+	}
+	sn = flow_kind(c->qp, IBV_FLOW_ATTR_SNIFFER);
+	memset(buf, 0x5a, sizeof(buf));
+	tap_ok(sn && sendto(s, buf, sizeof(buf), 0, (struct sockaddr *)&to,
+			    sizeof(to)) == (ssize_t)sizeof(buf),
+	       "a sniffer, and 1000 bytes sent with UDP_SEGMENT 100");
+	while (dp_poll(c->cq, &wc, 1, 2000) == 1) {
+		const uint8_t *b = c->buf + wc.wr_id * BUF;
+
+		n++;
+		ok += wc.status == IBV_WC_SUCCESS && wc.byte_len == 142 &&
+		      (wc.wc_flags & IBV_WC_IP_CSUM_OK) && b[36] == 0 && b[37] == 9 &&
+		      b[142 - 1] == 0x5a;
+		rq_post(c, (int)wc.wr_id);
+	}
+	tap_ok(n == 10 && ok == 10,
+	       "the sniffer got 10 frames of 142 bytes, checksums right (%d, %d)",
+	       n, ok);
+	if (sn)
+		ibv_destroy_flow(sn);
+	close(s);
+}
+
 static void test_spec_sizes(struct rq *a)
 {
 	uint16_t eth = sizeof(struct ib_uverbs_flow_spec_eth);
@@ -1431,6 +1522,8 @@ int main(void)
 	test_headers(&a);
 	peer_drain();
 	test_hostile(&a);
+	test_roce_to_raw(&a);
+	test_gso(&c);
 	test_spec_sizes(&a);
 	test_counters(&a);
 	test_rss();

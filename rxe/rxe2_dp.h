@@ -344,8 +344,8 @@ void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			bool placement, u64 orig);
 void rxe2_atomic_store(u64 *p, u64 v);
 /* the receive WQE of a message: taken, checked, filled, completed */
-int rxe2_resp_get_rwqe(struct rxe2_qp *qp);
 bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len);
+bool rxe2_resp_datagram_rwqe(struct rxe2_qp *qp, u32 len);
 int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len);
 void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 		   u32 opcode, u32 len, u32 flags, u32 ex, bool solicited);

@@ -313,17 +313,8 @@ static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 		rxe2_raw_rx_wq(qp, skb, len);
 		return;
 	}
-	ret = rxe2_resp_get_rwqe(qp);
-	if (ret) {
-		if (ret == -EPROTO)
-			rxe2_qp_error(qp);
-		rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
+	if (!rxe2_resp_datagram_rwqe(qp, len))
 		return;
-	}
-	if (!rxe2_resp_rwqe_fits(qp, len)) {
-		rxe2_qp_dropped(qp, RXE2_DROP_TOO_LONG);
-		return;
-	}
 	ret = rxe2_raw_place(qp, skb);
 	if (ret) {
 		/* the WQE's own fault: it completes in error, as on UD */

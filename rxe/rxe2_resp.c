@@ -203,7 +203,7 @@ static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 }
 
 /* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
-int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
+static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_srq *srq = rxe2_qp_srq(qp);
@@ -252,6 +252,30 @@ int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 	    r->slot_size)
 		w->num_sge = U32_MAX;	/* fails at the first copy */
 	return 0;
+}
+
+/*
+ * A receive WQE for a datagram (UD, a raw frame) of len bytes, or the
+ * datagram dropped and counted.  One too long for the buffer is the
+ * sender's doing: the WQE stays for the next one, so that no peer can
+ * break a UD QP (QP1: RDMA CM) or a raw packet QP that way.  Only a ring
+ * the process broke sends the QP to the error state.
+ */
+bool rxe2_resp_datagram_rwqe(struct rxe2_qp *qp, u32 len)
+{
+	int ret = rxe2_resp_get_rwqe(qp);
+
+	if (ret) {
+		if (ret == -EPROTO)
+			rxe2_qp_error(qp);
+		rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
+		return false;
+	}
+	if (!rxe2_resp_rwqe_fits(qp, len)) {
+		rxe2_qp_dropped(qp, RXE2_DROP_TOO_LONG);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -879,22 +903,8 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_qp_dropped(qp, RXE2_DROP_BAD_QKEY);
 		return;
 	}
-	ret = rxe2_resp_get_rwqe(qp);
-	if (ret) {
-		if (ret == -EPROTO)
-			rxe2_qp_error(qp);
-		rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
+	if (!rxe2_resp_datagram_rwqe(qp, sizeof(grh) + pkt->paylen))
 		return;
-	}
-	/*
-	 * A datagram too long for the buffer is the sender's doing: drop
-	 * and count it, and keep the receive WQE for the next one.  A peer
-	 * must not be able to break a UD QP (QP1: RDMA CM) that way.
-	 */
-	if (!rxe2_resp_rwqe_fits(qp, sizeof(grh) + pkt->paylen)) {
-		rxe2_qp_dropped(qp, RXE2_DROP_TOO_LONG);
-		return;
-	}
 	rxe2_resp_choose_inline(qp, sizeof(grh) + pkt->paylen);
 	/* RoCEv2: an IPv4 header sits in the last 20 bytes of the GRH */
 	if (pkt->ipv6)

@@ -499,6 +499,15 @@ static void test_caps(void)
 	       "max_raw_ethy_qp %u = max_qp", a.orig_attr.max_raw_ethy_qp);
 	tap_null_errno(raw_qp_create(cq, srq), EOPNOTSUPP,
 		       "a raw packet QP with an SRQ: EOPNOTSUPP");
+	tap_ok(!dp_sh("ibv_devinfo -v -d " DEV " > /tmp/raw.devinfo && "
+		      "grep -q 'RAW_IP_CSUM' /tmp/raw.devinfo && "
+		      "grep -q 'MANAGED_FLOW_STEERING' /tmp/raw.devinfo && "
+		      "grep -q 'IP csum offload' /tmp/raw.devinfo && "
+		      "grep -q 'max_rwq_indirection_table_size:.*256' /tmp/raw.devinfo && "
+		      "grep -q 'rx_hash_fields_mask:.*0xFF' /tmp/raw.devinfo && "
+		      "grep -q 'SUPPORT_RAW_PACKET' /tmp/raw.devinfo && "
+		      "grep -q 'max_wq_type_rq:.*1100' /tmp/raw.devinfo"),
+	       "ibv_devinfo -v lists the raw packet, flow steering and RSS caps");
 
 	/* ib_core's rule: raw frames need CAP_NET_RAW */
 	pid = fork();

@@ -506,7 +506,7 @@ static void test_caps(void)
 		      "grep -q 'max_rwq_indirection_table_size:.*256' /tmp/raw.devinfo && "
 		      "grep -q 'rx_hash_fields_mask:.*0xFF' /tmp/raw.devinfo && "
 		      "grep -q 'SUPPORT_RAW_PACKET' /tmp/raw.devinfo && "
-		      "grep -q 'max_wq_type_rq:.*1100' /tmp/raw.devinfo"),
+		      "grep -Eq 'max_wq_type_rq:[[:space:]]+[1-9]' /tmp/raw.devinfo"),
 	       "ibv_devinfo -v lists the raw packet, flow steering and RSS caps");
 
 	/* ib_core's rule: raw frames need CAP_NET_RAW */

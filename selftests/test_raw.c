@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1448,6 +1449,57 @@ static void test_churn(struct rq *a)
 		ibv_destroy_flow(keep);
 }
 
+/*
+ * A process with a raw QP, flows, counters and an RSS QP over WQs is
+ * killed (SIGKILL) while frames pour in: everything it had goes.
+ */
+static void test_kill(void)
+{
+	char before[512], after[512];
+	int pfd[2], st;
+	pid_t child, flood;
+	char c;
+
+	res_snapshot(DEV, before, sizeof(before));
+	if (pipe(pfd))
+		return;
+	child = fork();
+	if (child == 0) {
+		struct rq q;
+		struct rss r;
+		struct ibv_counters_init_attr ia = {};
+		struct ibv_counter_attach_attr pk = {};
+		struct ibv_counters *ctr;
+
+		close(pfd[0]);
+		ctx = test_open(DEV);
+		pd = ibv_alloc_pd(ctx);
+		rq_open(&q, BUF);
+		ctr = ibv_create_counters(ctx, &ia);
+		ibv_attach_counters_point_flow(ctr, &pk, NULL);
+		flow_udp_counted(q.qp, 5900, ctr);
+		flow_kind(q.qp, IBV_FLOW_ATTR_SNIFFER);
+		if (rss_open(&r))
+			flow_udp(r.qp, 5901, 0, 0);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	tap_ok(read(pfd[0], &c, 1) == 1, "a child with raw QPs, flows, "
+	       "counters, WQs and an RSS QP");
+	close(pfd[0]);
+	flood = peer_flood(5900, 5000);
+	usleep(50000);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	waitpid(flood, &st, 0);
+	res_snapshot(DEV, after, sizeof(after));
+	tap_ok(!strcmp(before, after),
+	       "killed under a flood: its resources are gone (%s)", after);
+}
+
 /* the netdev goes away under a flow and a flood */
 static void test_unplug(void)
 {
@@ -1537,6 +1589,7 @@ int main(void)
 	test_counters(&a);
 	test_rss();
 	test_churn(&a);
+	test_kill();
 	rq_close(&c);
 	rq_close(&b);
 	rq_close(&a);

@@ -18,7 +18,8 @@
 			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |		\
 			  IBV_WC_EX_WITH_DLID_PATH_BITS |			\
 			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |			\
-			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK |	\
+			  IBV_WC_EX_WITH_FLOW_TAG)
 
 static struct rxe2_cq *rxe2_cq_alloc(struct ibv_context *ibctx,
 				     struct ibv_comp_channel *channel)
@@ -516,6 +517,12 @@ static __be32 rxe2_read_imm_data(struct ibv_cq_ex *ibcq)
 	return (__be32)to_rcq_ex(ibcq)->cur.ex;
 }
 
+/* a raw packet QP's frame: the tag of the flow that took it, else 0 */
+static uint32_t rxe2_read_flow_tag(struct ibv_cq_ex *ibcq)
+{
+	return to_rcq_ex(ibcq)->cur.ex;
+}
+
 static uint32_t rxe2_read_qp_num(struct ibv_cq_ex *ibcq)
 {
 	return to_rcq_ex(ibcq)->cur.qp_num;
@@ -576,6 +583,7 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 	ibcq->read_vendor_err = rxe2_read_vendor_err;
 	ibcq->read_byte_len = rxe2_read_byte_len;
 	ibcq->read_imm_data = rxe2_read_imm_data;
+	ibcq->read_flow_tag = rxe2_read_flow_tag;
 	ibcq->read_qp_num = rxe2_read_qp_num;
 	ibcq->read_src_qp = rxe2_read_src_qp;
 	ibcq->read_wc_flags = rxe2_read_wc_flags;

@@ -45,6 +45,7 @@ enum {
 struct rxe2_skb_cb {
 	bool trusted;
 	bool flow;		/* a frame a flow took for a raw packet QP */
+	u32 flow_tag;		/* and that flow's tag (ACTION_TAG), or 0 */
 };
 
 /* RoCE packets name QPs by number; a raw packet QP takes none of them */

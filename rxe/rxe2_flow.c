@@ -96,6 +96,7 @@ struct rxe2_flow {
 	bool dont_trap;
 	bool drop;
 	bool tunnel;			/* a VXLAN spec came: inner ones may */
+	u32 tag;			/* ACTION_TAG: into the CQE, else 0 */
 	struct ib_counters *count_spec;	/* from a COUNT spec, while made */
 	struct rxe2_flow_count count;	/* what the flow adds to, if any */
 	union {
@@ -256,6 +257,13 @@ static int rxe2_flow_spec(struct rxe2_flow *fl, const union ib_flow_spec *s)
 			return -EINVAL;
 		fl->drop = true;
 		return 0;
+	case IB_FLOW_SPEC_ACTION_TAG:
+		/* 24 bits, as mlx5 has them */
+		if (inner || s->size < sizeof(s->flow_tag) ||
+		    s->flow_tag.tag_id >= BIT(24))
+			return -EINVAL;
+		fl->tag = s->flow_tag.tag_id;
+		return 0;
 	case IB_FLOW_SPEC_ACTION_COUNT:
 		if (inner || s->size < sizeof(s->flow_count) ||
 		    fl->count_spec || !s->flow_count.counters)
@@ -263,7 +271,7 @@ static int rxe2_flow_spec(struct rxe2_flow *fl, const union ib_flow_spec *s)
 		fl->count_spec = s->flow_count.counters;
 		return 0;
 	default:
-		/* IB, ESP, GRE, MPLS, tags, action handles */
+		/* IB, ESP, GRE, MPLS, action handles */
 		return -EOPNOTSUPP;
 	}
 }
@@ -430,6 +438,7 @@ static void rxe2_flow_deliver(struct rxe2_flow *fl, struct sk_buff *skb)
 	/* the QP receives the whole frame, from its MAC header on */
 	if (skb_mac_header_was_set(c) && skb_mac_offset(c) < 0)
 		__skb_push(c, -skb_mac_offset(c));
+	rxe2_skb_cb(c)->flow_tag = fl->tag;	/* enqueueing keeps it */
 	if (!rxe2_rx_queue_frame(fl->qp, c))
 		rxe2_qp_dropped(fl->qp, RXE2_DROP_BACKLOG);
 }

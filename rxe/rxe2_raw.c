@@ -246,6 +246,7 @@ static void rxe2_raw_rx_wq(struct rxe2_qp *qp, struct sk_buff *skb, u32 len)
 	cqe.wr_id = ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id;
 	cqe.byte_len = qp->dp.rcv_offset;
 	cqe.wc_flags = rxe2_raw_csum_flag(skb);
+	cqe.ex = rxe2_skb_cb(skb)->flow_tag;
 	if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
 		WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
 }
@@ -327,5 +328,6 @@ static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_qp_count_pkt(qp, false, len);
 	rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-		      qp->dp.rcv_offset, flags, 0, false);
+		      qp->dp.rcv_offset, flags, rxe2_skb_cb(skb)->flow_tag,
+		      false);
 }

@@ -1161,6 +1161,77 @@ static void test_rss(void)
 	rss_close(&r);
 }
 
+/* a NORMAL flow to UDP dport on qp with the tag action */
+static struct ibv_flow *flow_udp_tagged(struct ibv_qp *qp, uint16_t dport,
+					uint32_t tag, uint32_t flags)
+{
+	struct ibv_flow_spec_action_tag *t;
+	struct flow_req r;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, 0, flags);
+	flow_eth(&r, mac_dev, -1, false);
+	flow_ip4(&r, IP_DEV);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
+	t = flow_add(&r, sizeof(*t));
+	t->type = IBV_FLOW_SPEC_ACTION_TAG;
+	t->size = sizeof(*t);
+	t->tag_id = tag;
+	return flow_create(qp, &r);
+}
+
+/* the tag of the flow that took a frame, in its completion */
+static void test_flow_tag(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG,
+	};
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *qp = cqx ? raw_qp_create(ibv_cq_ex_to_cq(cqx), NULL) :
+				  NULL;
+	uint8_t *buf = dp_alloc(4 * BUF);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4 * BUF, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_flow *f1, *f2;
+	uint32_t tags[2] = {}, n = 0;
+	struct frame f;
+	uint64_t end;
+
+	if (!tap_ok(qp && mr && !raw_qp_ready(qp),
+		    "a raw QP on a CQ with IBV_WC_EX_WITH_FLOW_TAG"))
+		return;
+	for (int i = 0; i < 4; i++)
+		dp_post_recv1(qp, (uint64_t)i, buf + i * BUF, BUF, mr->lkey);
+	tap_null_errno(flow_udp_tagged(qp, 6100, 1u << 24, 0), EINVAL,
+		       "a tag of 25 bits: EINVAL");
+	f1 = flow_udp_tagged(qp, 6100, 0xabcde, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	f2 = flow_udp_tagged(qp, 6100, 0x123456, 0);
+	tap_ok(f1 && f2, "two flows with tags 0xabcde and 0x123456");
+	frame_to_dev(&f, 6100, 30, 90);
+	peer_send(&f);
+	end = dp_now_ms() + (uint64_t)DP_WAIT_MS;
+	while (n < 2 && dp_now_ms() < end) {
+		if (ibv_start_poll(cqx, &pa))
+			continue;
+		do {
+			if (cqx->status == IBV_WC_SUCCESS &&
+			    ibv_wc_read_byte_len(cqx) == f.len && n < 2)
+				tags[n++] = ibv_wc_read_flow_tag(cqx);
+		} while (!ibv_next_poll(cqx));
+		ibv_end_poll(cqx);
+	}
+	tap_ok(n == 2 && ((tags[0] == 0xabcde && tags[1] == 0x123456) ||
+			  (tags[1] == 0xabcde && tags[0] == 0x123456)),
+	       "each copy carries its flow's tag (0x%x, 0x%x)", tags[0],
+	       tags[1]);
+	ibv_destroy_flow(f2);
+	ibv_destroy_flow(f1);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	free(buf);
+}
+
 /* a flow that must be refused with err */
 static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
 		    const char *what)
@@ -1587,6 +1658,7 @@ int main(void)
 	test_gso(&c);
 	test_spec_sizes(&a);
 	test_counters(&a);
+	test_flow_tag();
 	test_rss();
 	test_churn(&a);
 	test_kill();

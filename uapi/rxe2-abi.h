@@ -228,7 +228,8 @@ struct rxe2_cqe {
 	__u32 opcode;
 	__u32 vendor_err;
 	__u32 byte_len;
-	__u32 ex;		/* imm_data (big endian) or invalidated rkey */
+	/* imm_data (big endian), invalidated rkey, a raw frame's flow tag */
+	__u32 ex;
 	__u32 qp_num;
 	__u32 src_qp;
 	__u32 wc_flags;

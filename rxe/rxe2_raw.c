@@ -25,6 +25,9 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/checksum.h>
+#ifdef RXE2_HAVE_NET_GSO_H
+#include <net/gso.h>
+#endif
 #include <net/ip6_checksum.h>
 
 #include "rxe2_dp.h"

@@ -257,39 +257,54 @@ static void rxe2_raw_rx_wq(struct rxe2_qp *qp, struct sk_buff *skb, u32 len)
 static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /*
+ * Whether the QP takes frames now, counted as a drop if not.  An RSS QP
+ * is never modified (as on mlx5): its WQs' states count instead.
+ */
+static bool rxe2_raw_takes(struct rxe2_qp *qp)
+{
+	if (qp->rss || (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE))
+		return true;
+	rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
+	return false;
+}
+
+/*
  * A frame GRO merged or TSO built (a TCP stream across veth, a sniffer
  * on a sending host): the QP gets the frames the wire carries, cut
- * again with their checksums written.  Only a GSO frame that owes its
- * checksum (CHECKSUM_PARTIAL) can be cut cleanly; others are dropped.
+ * again with their checksums written.  The clone gets a head of its own
+ * first: some segmenters (UFO) write into the head, which the stack
+ * still shares.  A segment that fails the QP stops the rest.
  */
 static void rxe2_raw_rx_gso(struct rxe2_qp *qp, struct sk_buff *skb)
 {
 	struct sk_buff *segs, *seg, *next;
 
-	if (skb->ip_summed != CHECKSUM_PARTIAL) {
+	if ((skb->ip_summed != CHECKSUM_PARTIAL &&
+	     skb->ip_summed != CHECKSUM_UNNECESSARY) ||
+	    skb_unclone(skb, GFP_KERNEL)) {
 		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 		return;
 	}
 	segs = skb_gso_segment(skb, 0);
-	if (IS_ERR_OR_NULL(segs) || segs == skb) {
+	if (IS_ERR_OR_NULL(segs)) {
 		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 		return;
 	}
+	/* a frag list comes back as the skb itself, the caller's to free */
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		rxe2_raw_rx_frame(qp, seg);
-		kfree_skb(seg);
+		if (rxe2_raw_takes(qp))
+			rxe2_raw_rx_frame(qp, seg);
+		if (seg != skb)
+			kfree_skb(seg);
 	}
 }
 
 /* a frame a flow steered to the QP; caller holds state_lock */
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
 {
-	/* an RSS QP is never modified (as on mlx5): its WQs' states count */
-	if (!qp->rss && (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)) {
-		rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
+	if (!rxe2_raw_takes(qp))
 		return;
-	}
 	if (skb_is_gso(skb))
 		rxe2_raw_rx_gso(qp, skb);
 	else
@@ -306,10 +321,12 @@ static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 
 	/*
 	 * A frame from this host's stack may still owe its L4 checksum
-	 * (CHECKSUM_PARTIAL, veth and lo pass it on): the QP gets it done.
+	 * (CHECKSUM_PARTIAL, veth and lo pass it on): the QP gets it done,
+	 * an SCTP CRC as a CRC.
 	 */
 	if (skb->len < ETH_HLEN || skb_linearize(skb) ||
-	    (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))) {
+	    (skb->ip_summed == CHECKSUM_PARTIAL &&
+	     skb_csum_hwoffload_help(skb, 0))) {
 		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 		return;
 	}

@@ -281,7 +281,7 @@ static void rxe2_raw_rx_gso(struct rxe2_qp *qp, struct sk_buff *skb)
 
 	if ((skb->ip_summed != CHECKSUM_PARTIAL &&
 	     skb->ip_summed != CHECKSUM_UNNECESSARY) ||
-	    skb_unclone(skb, GFP_KERNEL)) {
+	    skb_unclone(skb, GFP_ATOMIC)) {
 		rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 		return;
 	}

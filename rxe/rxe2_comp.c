@@ -563,7 +563,7 @@ static void rxe2_flush_rwqe(struct rxe2_qp *qp)
 	if (!dp->have_rwqe)
 		return;
 	wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+	if (rxe2_qp_is_xrc_tgt(qp)) {
 		if (rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn,
 				       dp->xrc_msg_serial)) {
 			if (rxe2_rq_flush_one(qp, wr_id))
@@ -632,7 +632,7 @@ void rxe2_flush(struct rxe2_qp *qp)
 	rxe2_resp_drop_holds(qp);
 	/* XRC QPs have neither; an XRC SRQ keeps its WQEs */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ||
-	    qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+	    rxe2_qp_is_xrc_tgt(qp))
 		return;
 	if (!qp->has_rq) {
 		/* an SRQ keeps its WQEs: tell the consumer we take no more */

@@ -142,7 +142,7 @@ static inline void rxe2_qp_count_pkt(struct rxe2_qp *qp, bool sent, u32 len)
 static inline bool rxe2_qp_acks(struct rxe2_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_RC ||
-	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+	       rxe2_qp_is_xrc_tgt(qp);
 }
 
 /* the transport bits of the opcodes the QP sends (RXE2_TRANSPORT_*) */

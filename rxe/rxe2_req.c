@@ -34,7 +34,7 @@ static bool rxe2_op_ok(struct rxe2_qp *qp, u32 op)
 	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_INI;
 
 	/* an XRC target's SQ is never posted to: nothing is ever fine */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+	if (rxe2_qp_is_xrc_tgt(qp))
 		return false;
 	switch (op) {
 	case IB_UVERBS_WR_LOCAL_INV:

@@ -674,7 +674,7 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	/* an XRC target answers through the PD of the READ's SRQ */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && !dp->xrc_srq) {
+	if (rxe2_qp_is_xrc_tgt(qp) && !dp->xrc_srq) {
 		if (rxe2_xrc_srq_enter(qp, dp->rd_srqn, dp->rd_srq_serial)) {
 			rxe2_resp_read_stream(qp);
 			rxe2_xrc_srq_leave(qp);

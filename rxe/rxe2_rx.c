@@ -457,7 +457,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	if (pkt->flags & RXE2_OPF_REQ) {
 		if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)
 			rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
-		else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		else if (rxe2_qp_is_xrc_tgt(qp))
 			rxe2_xrc_resp_rx(qp, pkt);
 		else
 			rxe2_resp_rx(qp, pkt);

@@ -340,7 +340,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 			     GFP_KERNEL);
 	if (qp->ibqp.srq)
 		rsize = to_rsrq(qp->ibqp.srq)->ring.slot_size;
-	else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)	/* any XRC SRQ's */
+	else if (rxe2_qp_is_xrc_tgt(qp))	/* any XRC SRQ's */
 		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_srq_sge);
 	else if (qp->rss)				/* any WQ's */
 		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_recv_sge);

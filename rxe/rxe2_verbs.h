@@ -873,6 +873,12 @@ static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct rxe2_srq, ibsrq);
 }
 
+/* an XRC target: a responder over its domain's XRC SRQs, no queues */
+static inline bool rxe2_qp_is_xrc_tgt(const struct rxe2_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
 /*
  * The PD, the receive CQ and the SRQ the responder works with.  An XRC
  * target has none of its own: they are those of the XRC SRQ that the
@@ -886,7 +892,7 @@ static inline struct ib_pd *rxe2_qp_pd(struct rxe2_qp *qp)
 {
 	if (qp->dp.xrc_srq)
 		return qp->dp.xrc_srq->ibsrq.pd;
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+	if (rxe2_qp_is_xrc_tgt(qp))
 		return &rxe2_xrc_no_pd;
 	return qp->ibqp.pd;
 }

@@ -344,6 +344,14 @@ struct rxe2_srq {
 	pthread_spinlock_t lock;
 	uint32_t max_sge;		/* granted */
 	struct rxe2_pd *parent;		/* the parent domain it was made on */
+	/*
+	 * A tag matching SRQ: ibv_post_srq_ops() builds its call in
+	 * tm_ops, under tm_mutex (the call sleeps in the kernel)
+	 */
+	uint32_t tm_max_ops;
+	struct rxe2_tm_op *tm_ops;
+	struct rxe2_srq_ops_resp tm_resp;
+	pthread_mutex_t tm_mutex;
 };
 
 static inline struct rxe2_srq *to_rsrq(struct ibv_srq *ibsrq)
@@ -590,6 +598,12 @@ int rxe2_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask);
 int rxe2_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int rxe2_destroy_srq(struct ibv_srq *ibsrq);
+int rxe2_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr,
+		      struct ibv_ops_wr **bad_wr);
+int rxe2_tm_srq_check(const struct ibv_srq_init_attr_ex *attr);
+int rxe2_tm_srq_init(struct rxe2_srq *srq,
+		     const struct ibv_srq_init_attr_ex *attr);
+void rxe2_tm_srq_cleanup(struct rxe2_srq *srq);
 int rxe2_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,

@@ -19,7 +19,7 @@
 			  IBV_WC_EX_WITH_DLID_PATH_BITS |			\
 			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |			\
 			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK |	\
-			  IBV_WC_EX_WITH_FLOW_TAG)
+			  IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_TM_INFO)
 
 static struct rxe2_cq *rxe2_cq_alloc(struct ibv_context *ibctx,
 				     struct ibv_comp_channel *channel)
@@ -104,7 +104,7 @@ static int rxe2_check_cq_init_attr(struct ibv_context *ibctx,
 	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
 	     !to_rpd(attr->parent_domain)->protection))
 		return EINVAL;
-	/* no VLANs, flow tags or tag matching in a CQE */
+	/* no VLANs in a CQE */
 	if (attr->wc_flags & ~(uint64_t)RXE2_WC_EX_FLAGS)
 		return EOPNOTSUPP;
 	/* a CQ that may overrun silently is not one rxe2 makes */
@@ -523,6 +523,19 @@ static uint32_t rxe2_read_flow_tag(struct ibv_cq_ex *ibcq)
 	return to_rcq_ex(ibcq)->cur.ex;
 }
 
+/*
+ * A tag matching receive that matched: the TMH's tag and app_ctx (the
+ * kernel puts app_ctx in src_qp); 0 and 0 for any other completion.
+ */
+static void rxe2_read_tm_info(struct ibv_cq_ex *ibcq,
+			      struct ibv_wc_tm_info *tm_info)
+{
+	const struct rxe2_cqe *cqe = &to_rcq_ex(ibcq)->cur;
+
+	tm_info->tag = cqe->tm_tag;
+	tm_info->priv = cqe->src_qp;
+}
+
 static uint32_t rxe2_read_qp_num(struct ibv_cq_ex *ibcq)
 {
 	return to_rcq_ex(ibcq)->cur.qp_num;
@@ -569,7 +582,7 @@ static uint64_t rxe2_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
 /*
  * Every getter a CQE can answer is installed whatever wc_flags asked
  * for (a timestamp reads 0 in a CQ that did not ask for one); the ones
- * it cannot (VLAN, flow tag, tag matching) stay NULL, and create_cq_ex
+ * it cannot (VLAN) stay NULL, and create_cq_ex
  * refused the wc_flags that would use them.
  */
 void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
@@ -584,6 +597,7 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 	ibcq->read_byte_len = rxe2_read_byte_len;
 	ibcq->read_imm_data = rxe2_read_imm_data;
 	ibcq->read_flow_tag = rxe2_read_flow_tag;
+	ibcq->read_tm_info = rxe2_read_tm_info;
 	ibcq->read_qp_num = rxe2_read_qp_num;
 	ibcq->read_src_qp = rxe2_read_src_qp;
 	ibcq->read_wc_flags = rxe2_read_wc_flags;

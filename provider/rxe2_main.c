@@ -71,6 +71,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.poll_cq = rxe2_poll_cq,
 	.post_recv = rxe2_post_recv,
 	.post_send = rxe2_post_send,
+	.post_srq_ops = rxe2_post_srq_ops,
 	.post_srq_recv = rxe2_post_srq_recv,
 	.query_device_ex = rxe2_query_device_ex,
 	.query_ece = rxe2_query_ece,

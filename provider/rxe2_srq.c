@@ -27,6 +27,7 @@ static struct rxe2_srq *rxe2_srq_alloc(void)
 
 static void rxe2_srq_free(struct rxe2_srq *srq)
 {
+	rxe2_tm_srq_cleanup(srq);
 	pthread_spin_destroy(&srq->lock);
 	free(srq);
 }
@@ -88,12 +89,31 @@ struct ibv_srq *rxe2_create_srq(struct ibv_pd *ibpd,
 #define RXE2_SRQ_INIT_ATTR_SUPPORTED (IBV_SRQ_INIT_ATTR_TYPE | \
 				      IBV_SRQ_INIT_ATTR_PD | \
 				      IBV_SRQ_INIT_ATTR_XRCD | \
-				      IBV_SRQ_INIT_ATTR_CQ)
+				      IBV_SRQ_INIT_ATTR_CQ | \
+				      IBV_SRQ_INIT_ATTR_TM)
+
+/* what an XRC SRQ or a tag matching SRQ needs beyond a basic one */
+static int rxe2_srq_check_ex(struct ibv_context *ibctx,
+			     const struct ibv_srq_init_attr_ex *attr,
+			     enum ibv_srq_type type)
+{
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
+	    attr->cq->context != ibctx)
+		return EINVAL;
+	if (type == IBV_SRQT_TM)
+		return rxe2_tm_srq_check(attr);
+	if (type != IBV_SRQT_XRC)
+		return EINVAL;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	    attr->xrcd->context != ibctx)
+		return EINVAL;
+	return 0;
+}
 
 /*
- * ibv_create_srq_ex: a basic SRQ as ibv_create_srq makes it, or an XRC
- * SRQ (its own CQ, an XRC domain, a number for the initiators to name).
- * Tag matching SRQs are EOPNOTSUPP.
+ * ibv_create_srq_ex: a basic SRQ as ibv_create_srq makes it, an XRC
+ * SRQ (its own CQ, an XRC domain, a number for the initiators to name)
+ * or a tag matching SRQ (its own CQ and a list of tagged buffers).
  */
 struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,
 				   struct ibv_srq_init_attr_ex *attr)
@@ -106,8 +126,7 @@ struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,
 	int err = EINVAL;
 
 	if (attr->comp_mask & ~(uint32_t)RXE2_SRQ_INIT_ATTR_SUPPORTED) {
-		errno = attr->comp_mask & IBV_SRQ_INIT_ATTR_TM ?
-			EOPNOTSUPP : EINVAL;
+		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
@@ -126,18 +145,20 @@ struct ibv_srq *rxe2_create_srq_ex(struct ibv_context *ibctx,
 			attr->attr = basic.attr;
 		return ibsrq;
 	}
-	if (type != IBV_SRQT_XRC) {
-		err = type == IBV_SRQT_TM ? EOPNOTSUPP : EINVAL;
-		goto err;
-	}
-	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
-	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
-	    attr->xrcd->context != ibctx || attr->cq->context != ibctx)
+	err = rxe2_srq_check_ex(ibctx, attr, type);
+	if (err)
 		goto err;
 
 	srq = rxe2_srq_alloc();
 	if (!srq)
 		return NULL;
+	if (type == IBV_SRQT_TM) {
+		err = rxe2_tm_srq_init(srq, attr);
+		if (err) {
+			rxe2_srq_free(srq);
+			goto err;
+		}
+	}
 	err = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, &granted, &cmd,
 				    sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
 	if (err) {

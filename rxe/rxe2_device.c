@@ -69,6 +69,7 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 	a->rss_caps.supported_qpts = 1 << IB_QPT_RAW_PACKET;
 	a->rss_caps.max_rwq_indirection_tables = p->max_qp;
 	a->rss_caps.max_rwq_indirection_table_size = RXE2_MAX_IND_TBL_SIZE;
+	rxe2_tm_caps(&a->tm_caps);	/* tag matching SRQs (rxe2_tm.c) */
 	/*
 	 * Only what the verbs and the data path implement.
 	 * MEM_MGT_EXTENSIONS: fast registration (ib_alloc_mr,

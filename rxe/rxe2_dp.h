@@ -350,6 +350,23 @@ bool rxe2_resp_datagram_rwqe(struct rxe2_qp *qp, u32 len);
 int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len);
 void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 		   u32 opcode, u32 len, u32 flags, u32 ex, bool solicited);
+int rxe2_resp_get_rwqe(struct rxe2_qp *qp);
+void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
+			bool solicited);
+
+/* rxe2_tm.c: a SEND to a QP of a tag matching SRQ */
+enum rxe2_tm_kind {
+	RXE2_TM_PLAIN,		/* no TMH, or one of no use here: a receive */
+	RXE2_TM_NO_TAG,
+	RXE2_TM_EAGER,		/* matched */
+	RXE2_TM_RNDV,		/* matched */
+	RXE2_TM_UNEXPECTED,	/* EAGER or RNDV, no buffer matched */
+};
+
+int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
+		 const struct rxe2_pkt *pkt);
+void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
+		       u32 len, u32 flags, u32 ex, bool solicited);
 
 /* rxe2_raw.c: raw packet QPs; rxe2_flow.c steers frames to them */
 int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);

@@ -11,7 +11,7 @@
 #include <rdma/uverbs_named_ioctl.h>
 #include <rdma/uverbs_std_types.h>
 
-#include "rxe2.h"
+#include "rxe2_verbs.h"
 
 /*
  * RXE2_METHOD_MR_QUERY: the MR's interconnect ids and page size.  The MR's uobject is
@@ -45,6 +45,58 @@ DECLARE_UVERBS_NAMED_METHOD(RXE2_METHOD_MR_QUERY,
 ADD_UVERBS_METHODS(rxe2_mr_methods, UVERBS_OBJECT_MR,
 		   &UVERBS_METHOD(RXE2_METHOD_MR_QUERY));
 
+/*
+ * RXE2_METHOD_SRQ_OPS: ibv_post_srq_ops() on a tag matching SRQ
+ * (rxe2_tm.c).  ib_uverbs copied the operations in (UA_ALLOC_AND_COPY);
+ * the SRQ's uobject is held for reading, so destroy waits for the call.
+ */
+static int UVERBS_HANDLER(RXE2_METHOD_SRQ_OPS)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_srq *ibsrq = uverbs_attr_get_obj(attrs,
+						   RXE2_ATTR_SRQ_OPS_HANDLE);
+	const struct rxe2_tm_op *ops;
+	struct rxe2_srq_ops_resp *resp;
+	int len, ret;
+	u32 n;
+
+	if (IS_ERR(ibsrq))
+		return PTR_ERR(ibsrq);
+	len = uverbs_attr_get_len(attrs, RXE2_ATTR_SRQ_OPS_IN);
+	if (len < 0)
+		return len;
+	if (len % sizeof(*ops))
+		return -EINVAL;
+	n = len / sizeof(*ops);
+	ops = uverbs_attr_get_alloced_ptr(attrs, RXE2_ATTR_SRQ_OPS_IN);
+	if (IS_ERR(ops))
+		return PTR_ERR(ops);
+	resp = uverbs_zalloc(attrs, sizeof(*resp));
+	if (IS_ERR(resp))
+		return PTR_ERR(resp);
+	ret = rxe2_tm_post_ops(ibsrq, ops, n, resp);
+	if (ret)
+		return ret;
+	return uverbs_copy_to(attrs, RXE2_ATTR_SRQ_OPS_RESP, resp,
+			      offsetof(struct rxe2_srq_ops_resp, handle[n]));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(RXE2_METHOD_SRQ_OPS,
+			    UVERBS_ATTR_IDR(RXE2_ATTR_SRQ_OPS_HANDLE,
+					    UVERBS_OBJECT_SRQ,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(RXE2_ATTR_SRQ_OPS_IN,
+					       UVERBS_ATTR_MIN_SIZE(sizeof(struct rxe2_tm_op)),
+					       UA_MANDATORY,
+					       UA_ALLOC_AND_COPY),
+			    UVERBS_ATTR_PTR_OUT(RXE2_ATTR_SRQ_OPS_RESP,
+						UVERBS_ATTR_MIN_SIZE(offsetof(struct rxe2_srq_ops_resp,
+									      handle)),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(rxe2_srq_methods, UVERBS_OBJECT_SRQ,
+		   &UVERBS_METHOD(RXE2_METHOD_SRQ_OPS));
+
 /* ibv_alloc_dm answers where the DM's pages are mapped (rxe2_dm.c) */
 ADD_UVERBS_ATTRIBUTES_SIMPLE(rxe2_dm_alloc, UVERBS_OBJECT_DM,
 			     UVERBS_METHOD_DM_ALLOC,
@@ -55,5 +107,6 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(rxe2_dm_alloc, UVERBS_OBJECT_DM,
 const struct uapi_definition rxe2_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &rxe2_mr_methods),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &rxe2_dm_alloc),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &rxe2_srq_methods),
 	{},
 };

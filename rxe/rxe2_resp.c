@@ -143,8 +143,8 @@ static void rxe2_send_atomic_ack(struct rxe2_qp *qp, u32 psn, u64 orig)
 }
 
 /* post a receive CQE; a successful inline-receive brings its data along */
-static void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
-			       bool solicited)
+void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
+			bool solicited)
 {
 	bool inl = qp->dp.rcv_inline && ic->cqe.status == IB_WC_SUCCESS;
 
@@ -203,7 +203,7 @@ static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 }
 
 /* take a receive WQE for a new message: 0, -EAGAIN (none) or -EPROTO */
-static int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
+int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_srq *srq = rxe2_qp_srq(qp);
@@ -431,15 +431,25 @@ static void rxe2_resp_done_msg(struct rxe2_qp *qp)
 	rxe2_mr_msg_end(&qp->dp.wr_hold, 1);
 }
 
+/* the SRQ of a QP whose SENDs carry tag matching headers, or NULL */
+static struct rxe2_srq *rxe2_resp_tm_srq(struct rxe2_qp *qp)
+{
+	struct rxe2_srq *srq = qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
+
+	return srq && srq->tm ? srq : NULL;
+}
+
 static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
-	u32 flags = 0, ex = 0;
+	struct rxe2_srq *tm_srq = rxe2_resp_tm_srq(qp);
+	u32 flags = 0, ex = 0, skip = 0;
 	int ret;
 
 	if (pkt->flags & RXE2_OPF_FIRST) {
-		ret = rxe2_resp_get_rwqe(qp);
+		ret = tm_srq ? rxe2_tm_take(qp, tm_srq, pkt) :
+			       rxe2_resp_get_rwqe(qp);
 		if (ret == -EAGAIN) {
 			rxe2_resp_rnr(qp, pkt);
 			return;
@@ -452,14 +462,17 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		dp->in_msg = true;
 		dp->resp_op = RXE2_OPF_SEND;
 		dp->rcv_offset = 0;
-		rxe2_resp_choose_inline(qp, pkt->flags & RXE2_OPF_LAST ?
-					pkt->paylen : U32_MAX);
+		/* a TM SRQ's completions have no room for inline data */
+		rxe2_resp_choose_inline(qp, pkt->flags & RXE2_OPF_LAST &&
+					!tm_srq ? pkt->paylen : U32_MAX);
+		if (tm_srq)
+			skip = dp->tm_skip;	/* a matched EAGER's TMH */
 	}
 	if (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	ret = rxe2_resp_place(qp, pkt->payload, pkt->paylen);
+	ret = rxe2_resp_place(qp, pkt->payload + skip, pkt->paylen - skip);
 	if (ret) {
 		if (ret == -EINVAL)
 			rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
@@ -498,8 +511,12 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		}
 		dp->have_rwqe = false;
 		rxe2_resp_done_msg(qp);
-		rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-			      dp->rcv_offset, flags, ex, pkt->se);
+		if (tm_srq)
+			rxe2_tm_recv_done(qp, tm_srq, w->wr_id, dp->rcv_offset,
+					  flags, ex, pkt->se);
+		else
+			rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
+				      dp->rcv_offset, flags, ex, pkt->se);
 	}
 	if (rxe2_qp_acks(qp) && pkt->ackreq)
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,

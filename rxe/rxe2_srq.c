@@ -3,7 +3,9 @@
  * rxe2: shared receive queues.  One ring of rxe2_recv_wqe, like an RQ.
  * An XRC SRQ (IB_SRQT_XRC) is the same ring with a CQ and an XRC domain
  * of its own; XRC targets of its domain find it by its number, which is
- * its index in the SRQ table (rxe2_xrc.c).
+ * its index in the SRQ table (rxe2_xrc.c).  A tag matching SRQ
+ * (IB_SRQT_TM) is the ring with a CQ and a list of tagged buffers
+ * (rxe2_tm.c).
  */
 #include <rdma/uverbs_ioctl.h>
 
@@ -18,6 +20,8 @@ static int rxe2_srq_check_type(const struct ib_srq_init_attr *init)
 		return 0;
 	case IB_SRQT_XRC:
 		return init->ext.cq && init->ext.xrc.xrcd ? 0 : -EINVAL;
+	case IB_SRQT_TM:
+		return 0;	/* rxe2_tm_create() checks the rest */
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -57,9 +61,14 @@ int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	init_completion(&srq->released);
 	srq->serial = atomic64_inc_return(&rxe2_srq_serial);
 
+	if (init->srq_type == IB_SRQT_TM) {
+		ret = rxe2_tm_create(srq, init, udata);
+		if (ret)
+			goto err_ring;
+	}
 	ret = rxe2_table_add(&rdev->srq_table, NULL, &srq->index);
 	if (ret)
-		goto err_ring;
+		goto err_tm;
 	if (udata) {
 		rxe2_ring_get_info(&srq->ring, &resp.rq);
 		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
@@ -74,6 +83,8 @@ int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 err_table:
 	rxe2_table_remove(&rdev->srq_table, srq->index);
+err_tm:
+	rxe2_tm_destroy(srq);
 err_ring:
 	rxe2_ring_cleanup(&srq->ring);
 	return ret;
@@ -220,8 +231,20 @@ int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	synchronize_rcu_expedited();
 	rxe2_srq_put(srq);
 	wait_for_completion(&srq->released);
+	rxe2_tm_destroy(srq);
 	rxe2_ring_cleanup(&srq->ring);
 	return 0;
+}
+
+/*
+ * Room for the receive WQE copy of the SRQ's QPs: one of its slots, or
+ * a tagged buffer's SGEs.
+ */
+u32 rxe2_srq_rwqe_size(const struct rxe2_srq *srq)
+{
+	if (srq->tm)
+		return max(srq->ring.slot_size, rxe2_tm_rwqe_size());
+	return srq->ring.slot_size;
 }
 
 int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,

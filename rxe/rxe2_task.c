@@ -68,6 +68,9 @@ static void rxe2_qp_notify(struct rxe2_qp *qp)
 		rxe2_cq_notify(to_rcq(qp->ibqp.send_cq));
 	if (qp->ibqp.recv_cq)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
+	/* a TM SRQ's CQ has its QPs' receive completions */
+	if (qp->ibqp.srq && qp->ibqp.srq->srq_type == IB_SRQT_TM)
+		rxe2_cq_notify(to_rcq(qp->ibqp.srq->ext.cq));
 }
 
 static bool rxe2_qp_has_work(struct rxe2_qp *qp)
@@ -339,7 +342,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	dp->sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->sinfo),
 			     GFP_KERNEL);
 	if (qp->ibqp.srq)
-		rsize = to_rsrq(qp->ibqp.srq)->ring.slot_size;
+		rsize = rxe2_srq_rwqe_size(to_rsrq(qp->ibqp.srq));
 	else if (rxe2_qp_is_xrc_tgt(qp))	/* any XRC SRQ's */
 		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_srq_sge);
 	else if (qp->rss)				/* any WQ's */

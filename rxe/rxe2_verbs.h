@@ -643,6 +643,12 @@ struct rxe2_qp_dp {
 	 */
 	bool rcv_inline;
 	u8 inl_data[RXE2_INLINE_RECV_MAX];
+	/* a TM SRQ's message in progress (rxe2_tm.c) */
+	u8 tm_kind;			/* enum rxe2_tm_kind */
+	bool tm_match_sent;		/* its MATCH completion went first */
+	u32 tm_skip;			/* TMH bytes not placed */
+	u32 tm_app_ctx;
+	u64 tm_tag;
 	/* requester side: READ/atomic result of SQ index inl_sq_idx */
 	bool sq_inline;
 	u32 sq_inl_idx;
@@ -799,6 +805,7 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 /* rxe2_srq.c */
 struct rxe2_srq {
 	struct ib_srq ibsrq;
+	struct rxe2_tm *tm;		/* IB_SRQT_TM: its tag list */
 	u32 index;			/* the XRC SRQ number too */
 	struct rxe2_ring ring;		/* rxe2_recv_wqe slots */
 	bool is_user;
@@ -867,6 +874,17 @@ int rxe2_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int rxe2_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 struct rxe2_srq *rxe2_xrc_srq_get(struct rxe2_dev *rdev, u32 srqn);
 void rxe2_srq_put(struct rxe2_srq *srq);
+u32 rxe2_srq_rwqe_size(const struct rxe2_srq *srq);
+
+/* rxe2_tm.c: tag matching SRQs */
+struct rxe2_tm;
+void rxe2_tm_caps(struct ib_tm_caps *caps);
+int rxe2_tm_create(struct rxe2_srq *srq, const struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+void rxe2_tm_destroy(struct rxe2_srq *srq);
+u32 rxe2_tm_rwqe_size(void);
+int rxe2_tm_post_ops(struct ib_srq *ibsrq, const struct rxe2_tm_op *ops,
+		     u32 n, struct rxe2_srq_ops_resp *resp);
 
 static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
 {
@@ -902,6 +920,9 @@ static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
 {
 	if (qp->dp.xrc_srq)
 		return to_rcq(qp->dp.xrc_srq->ibsrq.ext.cq);
+	/* a TM SRQ's QPs complete receives on the SRQ's CQ */
+	if (qp->ibqp.srq && qp->ibqp.srq->srq_type == IB_SRQT_TM)
+		return to_rcq(qp->ibqp.srq->ext.cq);
 	return qp->ibqp.recv_cq ? to_rcq(qp->ibqp.recv_cq) : NULL;
 }
 

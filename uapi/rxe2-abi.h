@@ -184,6 +184,23 @@ enum {
 	RXE2_WC_ATOMIC_WRITE	= 9,	/* IB_UVERBS_WC_ATOMIC_WRITE */
 };
 
+/*
+ * Tag matching SRQs (IB_SRQT_TM): the completion opcodes, statuses and
+ * wc_flags, with libibverbs' values (the kernel's enums lack them).
+ */
+enum {
+	RXE2_WC_TM_ADD		= 130,	/* IBV_WC_TM_ADD */
+	RXE2_WC_TM_DEL		= 131,
+	RXE2_WC_TM_SYNC		= 132,
+	RXE2_WC_TM_RECV		= 133,
+	RXE2_WC_TM_NO_TAG	= 134,
+	RXE2_WC_TM_ERR		= 22,	/* IBV_WC_TM_ERR, a status */
+	RXE2_WC_TM_RNDV_INCOMPLETE = 23,
+	RXE2_WC_F_TM_SYNC_REQ	= 1 << 4,	/* IBV_WC_TM_SYNC_REQ */
+	RXE2_WC_F_TM_MATCH	= 1 << 5,
+	RXE2_WC_F_TM_DATA_VALID	= 1 << 6,
+};
+
 /* FLUSH placement type (bits) and selectivity level */
 enum rxe2_flush_type {
 	RXE2_FLUSH_GLOBAL	= 1,
@@ -239,8 +256,18 @@ struct rxe2_cqe {
 	__u8 dlid_path_bits;
 	__u8 port_num;
 	__u8 flags;		/* RXE2_CQE_F_* */
-	__u32 inline_num_sge;	/* RXE2_CQE_F_INLINE: SGEs in the slot */
-	__u32 reserved;
+	union {
+		struct {
+			/* RXE2_CQE_F_INLINE: SGEs in the slot */
+			__u32 inline_num_sge;
+			__u32 reserved;
+		};
+		/*
+		 * A tag matching receive (RXE2_WC_TM_RECV) that matched:
+		 * the TMH's tag; src_qp holds its app_ctx
+		 */
+		__aligned_u64 tm_tag;
+	};
 	/*
 	 * CLOCK_MONOTONIC in ns when the device wrote the CQE, in a CQ
 	 * created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION; else 0
@@ -467,6 +494,18 @@ enum rxe2_mr_query_attrs {
 	RXE2_ATTR_QUERY_MR_RESP = RXE2_UVERBS_DRIVER_ID(1),	/* PTR_OUT */
 };
 
+/* Methods on UVERBS_OBJECT_SRQ */
+enum rxe2_srq_methods {
+	/* ibv_post_srq_ops() on a tag matching SRQ */
+	RXE2_METHOD_SRQ_OPS = RXE2_UVERBS_DRIVER_ID(0),
+};
+
+enum rxe2_srq_ops_attrs {
+	RXE2_ATTR_SRQ_OPS_HANDLE = RXE2_UVERBS_DRIVER_ID(0),	/* IDR, SRQ */
+	RXE2_ATTR_SRQ_OPS_IN = RXE2_UVERBS_DRIVER_ID(1),	/* rxe2_tm_op[] */
+	RXE2_ATTR_SRQ_OPS_RESP = RXE2_UVERBS_DRIVER_ID(2),	/* PTR_OUT */
+};
+
 /*
  * Attributes of our own on core methods.  UVERBS_METHOD_DM_ALLOC
  * (ibv_alloc_dm): where the DM's pages are on the context's fd (map
@@ -582,6 +621,53 @@ struct rxe2_create_flow_cmd {
 	__u32 npoints;
 	__u32 reserved;
 	struct rxe2_flow_counter_point points[RXE2_FLOW_COUNTER_POINTS];
+};
+
+/* ------------------------------------------------------------------ */
+/* Tag matching list operations (RXE2_METHOD_SRQ_OPS)                  */
+/* ------------------------------------------------------------------ */
+
+#define RXE2_TM_MAX_TAGS	1024	/* tagged buffers in one list */
+#define RXE2_TM_MAX_SGE		8	/* SGEs of a tagged buffer */
+#define RXE2_TM_MAX_OPS		256	/* operations in one call */
+
+/* rxe2_tm_op.opcode: enum ibv_ops_wr_opcode */
+enum rxe2_tm_opcode {
+	RXE2_TM_OP_ADD	= 0,
+	RXE2_TM_OP_DEL	= 1,
+	RXE2_TM_OP_SYNC	= 2,
+};
+
+/* rxe2_tm_op.flags: enum ibv_ops_flags */
+enum rxe2_tm_op_flags {
+	RXE2_TM_OPF_SIGNALED	= 1 << 0,
+	RXE2_TM_OPF_SYNC	= 1 << 1,	/* unexpected_cnt is valid */
+};
+
+/* One ibv_ops_wr; RXE2_ATTR_SRQ_OPS_IN is an array of them */
+struct rxe2_tm_op {
+	__aligned_u64 wr_id;
+	__aligned_u64 recv_wr_id;	/* ADD: the tagged buffer's wr_id */
+	__aligned_u64 tag;		/* ADD */
+	__aligned_u64 mask;		/* ADD */
+	__u32 opcode;			/* enum rxe2_tm_opcode */
+	__u32 flags;			/* enum rxe2_tm_op_flags */
+	__u32 unexpected_cnt;
+	__u32 handle;			/* DEL */
+	__u32 num_sge;			/* ADD */
+	__u32 reserved;
+	struct rxe2_sge sge[RXE2_TM_MAX_SGE];
+};
+
+/*
+ * The answer: the operations are performed in order until one is
+ * refused; done counts those performed, error is the refused one's
+ * errno (0 when all were done), handle[i] is ADD i's handle.
+ */
+struct rxe2_srq_ops_resp {
+	__u32 done;
+	__u32 error;
+	__u32 handle[RXE2_TM_MAX_OPS];
 };
 
 #endif /* RXE2_ABI_H */

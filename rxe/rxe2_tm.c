@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: tag matching SRQs (IB_SRQT_TM), as rdma-core's
+ * Documentation/tag_matching.md and ibv_post_srq_ops(3) define them.
+ *
+ * A TM SRQ is an SRQ (its ring holds the buffers for unexpected
+ * messages) with a list of tagged buffers that ibv_post_srq_ops() adds
+ * and deletes, and a CQ of its own that gets the list operations'
+ * completions and every receive completion of its QPs.  The first
+ * packet of a SEND to one of its QPs carries a tag matching header
+ * (TMH); the responder (rxe2_resp.c) asks rxe2_tm_take() for the buffer:
+ *
+ *   EAGER, RNDV   the oldest eligible tagged buffer whose mask selects
+ *                 the tag ((TMH.tag & mask) == tag); an EAGER message's
+ *                 data after the TMH lands in it.  A matched RNDV is
+ *                 handed to software whole: IBV_WC_TM_RNDV_INCOMPLETE
+ *                 (the device does not issue the RDMA READ).  No match:
+ *                 "unexpected", the whole message goes to an SRQ WQE
+ *                 and the device's unexpected count goes up.
+ *   NO_TAG        the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG.
+ *   anything else (FIN, an unknown opcode, a message shorter than a
+ *                 TMH): a plain receive into an SRQ WQE.
+ *
+ * Phase synchronisation: software reports how many unexpected messages
+ * it has handled (an operation with IBV_OPS_TM_SYNC).  A buffer added
+ * while the device had counted more is not matched until a report
+ * catches up with the count at its addition, so that no message
+ * overtakes an earlier unexpected one that software would have matched
+ * to it.  Completions carry IBV_WC_TM_SYNC_REQ while the counts differ.
+ *
+ * tm->lock protects the list, the free slots and both counts.  The
+ * responder takes it in softirq context; the list operations run in
+ * the ibv_post_srq_ops() system call and complete there, so none is
+ * ever outstanding once the call returns.  Completions of matches,
+ * unexpected arrivals and operations are posted under the lock: the
+ * CQ shows them in the order the list saw them.
+ */
+#include <linux/overflow.h>
+
+#include "rxe2_dp.h"
+
+#define RXE2_TM_MAX_RNDV_HDR	64
+
+/* the tag matching header, at the start of a SEND's payload */
+struct rxe2_tmh {
+	u8 opcode;
+	u8 reserved[3];
+	__be32 app_ctx;
+	__be64 tag;
+};
+
+enum rxe2_tmh_op {
+	RXE2_TMH_NO_TAG	= 0,
+	RXE2_TMH_RNDV	= 1,
+	RXE2_TMH_FIN	= 2,
+	RXE2_TMH_EAGER	= 3,
+};
+
+/*
+ * A tagged buffer.  Its handle is its index with a generation above it:
+ * a DEL naming a buffer that was consumed (and the slot reused) fails.
+ */
+struct rxe2_tm_entry {
+	struct list_head node;		/* tm->posted or tm->free */
+	u64 tag;
+	u64 mask;
+	u64 wr_id;
+	u32 phase;			/* the unexpected count at its ADD */
+	u16 gen;
+	bool live;
+	u32 num_sge;
+	struct rxe2_sge sge[RXE2_TM_MAX_SGE];
+};
+
+struct rxe2_tm {
+	spinlock_t lock;
+	struct list_head posted;	/* live buffers, oldest first */
+	struct list_head free;
+	u32 hw_unexp;			/* unexpected messages counted */
+	u32 sw_unexp;			/* as software last reported */
+	u32 num_tags;
+	struct rxe2_tm_entry entry[];
+};
+
+void rxe2_tm_caps(struct ib_tm_caps *caps)
+{
+	caps->max_rndv_hdr_size = RXE2_TM_MAX_RNDV_HDR;
+	caps->max_num_tags = RXE2_TM_MAX_TAGS;
+	caps->flags = IB_TM_CAP_RNDV_RC;
+	caps->max_ops = RXE2_TM_MAX_OPS;
+	caps->max_sge = RXE2_TM_MAX_SGE;
+}
+
+/* a user TM SRQ's list; the kernel's ULPs have no ibv_post_srq_ops() */
+int rxe2_tm_create(struct rxe2_srq *srq, const struct ib_srq_init_attr *init,
+		   struct ib_udata *udata)
+{
+	u32 n = init->ext.tag_matching.max_num_tags;
+	struct rxe2_tm *tm;
+	u32 i;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (!init->ext.cq || !n || n > RXE2_TM_MAX_TAGS)
+		return -EINVAL;
+	tm = kvzalloc(struct_size(tm, entry, n), GFP_KERNEL);
+	if (!tm)
+		return -ENOMEM;
+	spin_lock_init(&tm->lock);
+	INIT_LIST_HEAD(&tm->posted);
+	INIT_LIST_HEAD(&tm->free);
+	tm->num_tags = n;
+	for (i = 0; i < n; i++)
+		list_add_tail(&tm->entry[i].node, &tm->free);
+	srq->tm = tm;
+	return 0;
+}
+
+void rxe2_tm_destroy(struct rxe2_srq *srq)
+{
+	kvfree(srq->tm);
+	srq->tm = NULL;
+}
+
+/* QPs of a TM SRQ take tagged buffers' SGEs into their WQE copy */
+u32 rxe2_tm_rwqe_size(void)
+{
+	return rxe2_recv_slot_size(RXE2_TM_MAX_SGE);
+}
+
+static struct rxe2_cq *rxe2_tm_cq(struct rxe2_srq *srq)
+{
+	return to_rcq(srq->ibsrq.ext.cq);
+}
+
+static bool rxe2_tm_out_of_sync(const struct rxe2_tm *tm)
+{
+	return tm->hw_unexp != tm->sw_unexp;
+}
+
+/* caller holds tm->lock */
+static void rxe2_tm_release(struct rxe2_tm *tm, struct rxe2_tm_entry *e)
+{
+	e->live = false;
+	e->gen++;
+	list_move(&e->node, &tm->free);
+}
+
+/* ------------------------------------------------------------------ */
+/* List operations                                                     */
+/* ------------------------------------------------------------------ */
+
+/* an operation's completion; caller holds tm->lock */
+static void rxe2_tm_op_cqe(struct rxe2_srq *srq, const struct rxe2_tm_op *op,
+			   int status)
+{
+	static const u32 opcode[] = {
+		[RXE2_TM_OP_ADD] = RXE2_WC_TM_ADD,
+		[RXE2_TM_OP_DEL] = RXE2_WC_TM_DEL,
+		[RXE2_TM_OP_SYNC] = RXE2_WC_TM_SYNC,
+	};
+	struct rxe2_cqe cqe = {
+		.wr_id = op->wr_id,
+		.status = status,
+		.opcode = opcode[op->opcode],
+		.port_num = RXE2_PORT,
+	};
+
+	if (rxe2_tm_out_of_sync(srq->tm))
+		cqe.wc_flags = RXE2_WC_F_TM_SYNC_REQ;
+	/* an overflow is the CQ's error event; the list is what it is */
+	rxe2_cq_post(rxe2_tm_cq(srq), &cqe, false);
+}
+
+static int rxe2_tm_check_op(const struct rxe2_tm_op *op)
+{
+	if (op->opcode > RXE2_TM_OP_SYNC || op->reserved ||
+	    op->flags & ~(RXE2_TM_OPF_SIGNALED | RXE2_TM_OPF_SYNC))
+		return -EINVAL;
+	if (op->opcode == RXE2_TM_OP_ADD && op->num_sge > RXE2_TM_MAX_SGE)
+		return -EINVAL;
+	return 0;
+}
+
+/* ADD: 0 (the handle in *handle) or -ENOMEM, the list being full */
+static int rxe2_tm_add(struct rxe2_tm *tm, const struct rxe2_tm_op *op,
+		       u32 *handle)
+{
+	struct rxe2_tm_entry *e;
+
+	e = list_first_entry_or_null(&tm->free, struct rxe2_tm_entry, node);
+	if (!e)
+		return -ENOMEM;
+	e->tag = op->tag;
+	e->mask = op->mask;
+	e->wr_id = op->recv_wr_id;
+	e->phase = tm->hw_unexp;
+	e->num_sge = op->num_sge;
+	memcpy(e->sge, op->sge, op->num_sge * sizeof(e->sge[0]));
+	e->live = true;
+	list_move_tail(&e->node, &tm->posted);
+	*handle = (u32)e->gen << 16 | (u32)(e - tm->entry);
+	return 0;
+}
+
+/* DEL: the completion's status; a consumed or stale handle is TM_ERR */
+static int rxe2_tm_del(struct rxe2_tm *tm, u32 handle)
+{
+	u32 idx = handle & 0xffff;
+	struct rxe2_tm_entry *e;
+
+	if (idx >= tm->num_tags)
+		return RXE2_WC_TM_ERR;
+	e = &tm->entry[idx];
+	if (!e->live || e->gen != handle >> 16)
+		return RXE2_WC_TM_ERR;
+	rxe2_tm_release(tm, e);
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * One operation: 0 when performed (its completion posted if it asked
+ * for one or failed), or the errno that refuses it.
+ */
+static int rxe2_tm_op(struct rxe2_srq *srq, const struct rxe2_tm_op *op,
+		      u32 *handle)
+{
+	struct rxe2_tm *tm = srq->tm;
+	int status = IB_WC_SUCCESS;
+	unsigned long flags;
+	int ret;
+
+	ret = rxe2_tm_check_op(op);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&tm->lock, flags);
+	if (op->opcode == RXE2_TM_OP_ADD) {
+		ret = rxe2_tm_add(tm, op, handle);
+		if (ret)
+			goto out;	/* refused: the report is not taken */
+	}
+	if (op->flags & RXE2_TM_OPF_SYNC)
+		tm->sw_unexp = op->unexpected_cnt;
+	if (op->opcode == RXE2_TM_OP_DEL)
+		status = rxe2_tm_del(tm, op->handle);
+	if ((op->flags & RXE2_TM_OPF_SIGNALED) || status != IB_WC_SUCCESS)
+		rxe2_tm_op_cqe(srq, op, status);
+out:
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return ret;
+}
+
+/*
+ * ibv_post_srq_ops(): perform ops[0..n) in order, up to the first that
+ * is refused; resp says how far it got.
+ */
+int rxe2_tm_post_ops(struct ib_srq *ibsrq, const struct rxe2_tm_op *ops,
+		     u32 n, struct rxe2_srq_ops_resp *resp)
+{
+	struct rxe2_srq *srq = to_rsrq(ibsrq);
+	int ret = 0;
+	u32 i;
+
+	if (!srq->tm)
+		return -EOPNOTSUPP;
+	if (n > RXE2_TM_MAX_OPS)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		ret = rxe2_tm_op(srq, &ops[i], &resp->handle[i]);
+		if (ret)
+			break;
+	}
+	resp->done = i;
+	resp->error = -ret;
+	rxe2_cq_notify(rxe2_tm_cq(srq));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving                                                           */
+/* ------------------------------------------------------------------ */
+
+/* what a message is to the TM SRQ, from its first packet */
+static enum rxe2_tm_kind rxe2_tm_classify(const struct rxe2_pkt *pkt,
+					  struct rxe2_tmh *tmh)
+{
+	if (pkt->paylen < sizeof(*tmh))
+		return RXE2_TM_PLAIN;
+	memcpy(tmh, pkt->payload, sizeof(*tmh));
+	switch (tmh->opcode) {
+	case RXE2_TMH_EAGER:
+		return RXE2_TM_EAGER;
+	case RXE2_TMH_RNDV:
+		return RXE2_TM_RNDV;
+	case RXE2_TMH_NO_TAG:
+		return RXE2_TM_NO_TAG;
+	default:
+		return RXE2_TM_PLAIN;
+	}
+}
+
+/* the oldest eligible buffer for tag; caller holds tm->lock */
+static struct rxe2_tm_entry *rxe2_tm_match(struct rxe2_tm *tm, u64 tag)
+{
+	struct rxe2_tm_entry *e;
+
+	list_for_each_entry(e, &tm->posted, node) {
+		/* added before software knew of every unexpected message */
+		if ((s32)(tm->sw_unexp - e->phase) < 0)
+			continue;
+		if ((tag & e->mask) == e->tag)
+			return e;
+	}
+	return NULL;
+}
+
+/* the matched buffer becomes the message's receive WQE */
+static void rxe2_tm_use_entry(struct rxe2_qp *qp, struct rxe2_tm_entry *e)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+
+	w->wr_id = e->wr_id;
+	w->num_sge = e->num_sge;
+	w->reserved = 0;
+	memcpy(w + 1, e->sge, e->num_sge * sizeof(e->sge[0]));
+	dp->have_rwqe = true;
+	dp->rcv_offset = 0;
+	dp->rcv_inline = false;
+}
+
+/*
+ * A receive completion of the TM SRQ's kind; caller holds tm->lock.
+ * The MATCH completion that goes ahead of a long message's data is not
+ * a receive of its own for the QP's counters: only the last one is.
+ */
+static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
+			     u32 opcode, u32 len, u32 flags, u32 ex,
+			     bool solicited)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_cqe_inline ic = {
+		.cqe = {
+			.wr_id = wr_id,
+			.status = status,
+			.opcode = opcode,
+			.byte_len = len,
+			.ex = ex,
+			.qp_num = qp->ibqp.qp_num,
+			.wc_flags = flags,
+			.port_num = RXE2_PORT,
+		},
+	};
+
+	if (dp->tm_kind == RXE2_TM_EAGER || dp->tm_kind == RXE2_TM_RNDV) {
+		ic.cqe.tm_tag = dp->tm_tag;
+		ic.cqe.src_qp = dp->tm_app_ctx;
+	}
+	if (!(flags & RXE2_WC_F_TM_MATCH) || (flags & RXE2_WC_F_TM_DATA_VALID))
+		rxe2_recv_cqe_post(qp, &ic, solicited);
+	else if (rxe2_cq_post(rxe2_qp_recv_cq(qp), &ic.cqe, false))
+		rxe2_qp_error(qp);
+}
+
+/*
+ * The receive buffer for a new SEND to a QP of TM SRQ srq: a tagged
+ * buffer or an SRQ WQE.  Returns what rxe2_resp_get_rwqe() returns;
+ * -EAGAIN (no SRQ WQE for a message that needs one) is an RNR NAK, and
+ * the message is classified again when it is sent again.
+ */
+int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
+		 const struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_tm *tm = srq->tm;
+	struct rxe2_tm_entry *e = NULL;
+	struct rxe2_tmh tmh;
+	enum rxe2_tm_kind kind;
+	unsigned long flags;
+	int ret = 0;
+
+	if (dp->have_rwqe)
+		return 0;
+	kind = rxe2_tm_classify(pkt, &tmh);
+	dp->tm_skip = 0;
+	spin_lock_irqsave(&tm->lock, flags);
+	if (kind == RXE2_TM_EAGER || kind == RXE2_TM_RNDV)
+		e = rxe2_tm_match(tm, be64_to_cpu(tmh.tag));
+	if (e) {
+		rxe2_tm_use_entry(qp, e);
+		rxe2_tm_release(tm, e);
+		dp->tm_kind = kind;
+		dp->tm_tag = be64_to_cpu(tmh.tag);
+		dp->tm_app_ctx = be32_to_cpu(tmh.app_ctx);
+		dp->tm_match_sent = false;
+		if (kind == RXE2_TM_EAGER) {
+			dp->tm_skip = sizeof(tmh);
+			/* a longer message: the match is told now */
+			if (!(pkt->flags & RXE2_OPF_LAST)) {
+				rxe2_tm_recv_cqe(qp, e->wr_id, IB_WC_SUCCESS,
+						 RXE2_WC_TM_RECV, 0,
+						 RXE2_WC_F_TM_MATCH, 0, false);
+				dp->tm_match_sent = true;
+			}
+		}
+		goto out;
+	}
+	ret = rxe2_resp_get_rwqe(qp);
+	if (ret)
+		goto out;
+	if (kind == RXE2_TM_EAGER || kind == RXE2_TM_RNDV) {
+		tm->hw_unexp++;
+		kind = RXE2_TM_UNEXPECTED;
+	}
+	dp->tm_kind = kind;
+out:
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return ret;
+}
+
+/* The message's last packet is placed: its completion */
+void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
+		       u32 len, u32 flags, u32 ex, bool solicited)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_tm *tm = srq->tm;
+	int status = IB_WC_SUCCESS;
+	u32 opcode = RXE2_WC_TM_RECV;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&tm->lock, irqflags);
+	switch (dp->tm_kind) {
+	case RXE2_TM_EAGER:
+		flags |= RXE2_WC_F_TM_DATA_VALID;
+		if (!dp->tm_match_sent)
+			flags |= RXE2_WC_F_TM_MATCH;
+		break;
+	case RXE2_TM_RNDV:
+		/* software does the transfer: TMH and RVH are in the buffer */
+		status = RXE2_WC_TM_RNDV_INCOMPLETE;
+		flags |= RXE2_WC_F_TM_MATCH | RXE2_WC_F_TM_DATA_VALID;
+		break;
+	case RXE2_TM_UNEXPECTED:
+		if (rxe2_tm_out_of_sync(tm))
+			flags |= RXE2_WC_F_TM_SYNC_REQ;
+		break;
+	case RXE2_TM_NO_TAG:
+		opcode = RXE2_WC_TM_NO_TAG;
+		break;
+	default:
+		opcode = IB_WC_RECV;
+		break;
+	}
+	rxe2_tm_recv_cqe(qp, wr_id, status, opcode, len, flags, ex, solicited);
+	spin_unlock_irqrestore(&tm->lock, irqflags);
+}

@@ -168,6 +168,12 @@ void rxe2_qp_free(struct rxe2_qp *qp)
 	free(qp);
 }
 
+static bool rxe2_qp_sq_is_tm(const struct ibv_qp_init_attr_ex *attr)
+{
+	return attr->qp_type == IBV_QPT_RC && attr->srq &&
+	       to_rsrq(attr->srq)->tm_ops && !attr->cap.max_send_wr;
+}
+
 /* Map the rings the kernel made, checked against the capabilities it granted */
 static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 			     const struct ibv_qp_init_attr_ex *attr,
@@ -182,6 +188,12 @@ static int rxe2_qp_map_rings(struct ibv_context *ibctx, struct rxe2_qp *qp,
 	 */
 	if (attr->qp_type == IBV_QPT_XRC_RECV || rxe2_qp_is_rss(attr))
 		return 0;
+	/*
+	 * An RC QP of a tag matching SRQ made without a send queue: its SQ
+	 * is the SRQ's, for rendezvous (rxe/rxe2_tm.c); nothing to map.
+	 */
+	if (rxe2_qp_sq_is_tm(attr) && rxe2_ring_info_absent(&resp->sq))
+		return rxe2_ring_info_absent(&resp->rq) ? 0 : EPROTO;
 	err = rxe2_ring_map(ibctx, &qp->sq, RXE2_RING_SQ, &resp->sq,
 			    cap->max_send_wr,
 			    rxe2_send_slot_size(cap->max_send_sge,

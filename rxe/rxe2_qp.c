@@ -160,6 +160,12 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 		return rxe2_ring_init(&qp->sq, 1, rxe2_send_slot_size(0, 0),
 				      false, NULL);
 	}
+	if (rxe2_tm_wants_sq(init, udata)) {
+		/* the TM SRQ's rendezvous traffic: nothing for the process */
+		memset(cap, 0, sizeof(*cap));
+		qp->tm_sq = true;
+		return rxe2_tm_sq_init(qp);
+	}
 
 	slot = rxe2_send_slot_size(cap->max_send_sge, cap->max_inline_data);
 	ret = rxe2_ring_init(&qp->sq, cap->max_send_wr, slot, false, udata);
@@ -230,6 +236,10 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
+	/* tag matching is RC's (tm_caps.flags): a TM SRQ takes RC QPs only */
+	if (init->srq && init->srq->srq_type == IB_SRQT_TM &&
+	    init->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
 	/* an indirection table: an RSS QP (rxe2_wq.c), raw packet only */
 	if (init->rwq_ind_tbl && init->qp_type != IB_QPT_RAW_PACKET)
 		return -EOPNOTSUPP;
@@ -302,8 +312,8 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	if (udata) {
-		/* an RSS QP's SQ is a kernel placeholder: nothing to map */
-		if (!qp->rss)
+		/* an RSS QP's SQ is a kernel placeholder, a TM one the SRQ's */
+		if (!qp->rss && !qp->tm_sq)
 			rxe2_ring_get_info(&qp->sq, &resp.sq);
 		if (qp->has_rq)
 			rxe2_ring_get_info(&qp->rq, &resp.rq);
@@ -580,6 +590,9 @@ int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = qp->state == IB_QPS_SQD && !qp->dp.sqd_drained;
 	attr->cap = qp->cap;
+	if (qp->tm_sq)		/* the process has no send queue */
+		attr->cap.max_send_wr = attr->cap.max_send_sge =
+			attr->cap.max_inline_data = 0;
 	if (!attr->port_num)
 		attr->port_num = RXE2_PORT;
 	mutex_unlock(&qp->state_lock);
@@ -590,7 +603,7 @@ int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;
-	init->cap = qp->cap;
+	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_type;
 	init->qp_type = ibqp->qp_type;
 	init->port_num = RXE2_PORT;

@@ -61,6 +61,7 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	rxe2_resp_drop_holds(qp);
 	for (i = 0; dp->sinfo && i < qp->sq.num_slots; i++)
 		rxe2_mr_msg_end(dp->sinfo[i].hold, RXE2_WQE_MRS);
+	rxe2_tm_msg_abort(qp);
 	dp->have_rwqe = false;
 	dp->rcv_inline = false;
 	dp->sq_inline = false;
@@ -334,6 +335,7 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	if (rxe2_qp_acks(qp))
 		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
 	rxe2_resp_drop_holds(qp);
+	rxe2_tm_msg_abort(qp);
 	if (dp->have_rwqe) {
 		dp->have_rwqe = false;
 		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
@@ -465,8 +467,8 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		/* a TM SRQ's completions have no room for inline data */
 		rxe2_resp_choose_inline(qp, pkt->flags & RXE2_OPF_LAST &&
 					!tm_srq ? pkt->paylen : U32_MAX);
-		if (tm_srq)
-			skip = dp->tm_skip;	/* a matched EAGER's TMH */
+		if (tm_srq)	/* a matched EAGER's TMH, an RNDV READ's all */
+			skip = min(dp->tm_skip, pkt->paylen);
 	}
 	if (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);

@@ -417,6 +417,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->msn = 0;
 	dp->mtu = 256;
 	dp->last_wqe_sent = false;
+	dp->tm_rndv = 0;	/* the kernel SQ it counts was just emptied */
 }
 
 /* move to ERROR from inside the data path; caller holds state_lock */

@@ -10,11 +10,13 @@
  * packet of a SEND to one of its QPs carries a tag matching header
  * (TMH); the responder (rxe2_resp.c) asks rxe2_tm_take() for the buffer:
  *
- *   EAGER, RNDV   the oldest eligible tagged buffer whose mask selects
- *                 the tag ((TMH.tag & mask) == tag); an EAGER message's
- *                 data after the TMH lands in it.  A matched RNDV is
- *                 handed to software whole: IBV_WC_TM_RNDV_INCOMPLETE
- *                 (the device does not issue the RDMA READ).  No match:
+ *   EAGER, RNDV   the oldest eligible tagged buffer whose tag equals the
+ *                 TMH's in the bits of its mask; an EAGER message's
+ *                 data after the TMH lands in it.  A matched RNDV makes
+ *                 the QP READ the sender's data into it and then send
+ *                 the FIN (below), or, where it cannot, is handed to
+ *                 software whole: IBV_WC_TM_RNDV_INCOMPLETE.  No match
+ *                 (or an RNDV the buffer cannot take at all):
  *                 "unexpected", the whole message goes to an SRQ WQE
  *                 and the device's unexpected count goes up.
  *   NO_TAG        the whole message to an SRQ WQE, IBV_WC_TM_NO_TAG.
@@ -23,10 +25,27 @@
  *
  * Phase synchronisation: software reports how many unexpected messages
  * it has handled (an operation with IBV_OPS_TM_SYNC).  A buffer added
- * while the device had counted more is not matched until a report
- * catches up with the count at its addition, so that no message
- * overtakes an earlier unexpected one that software would have matched
- * to it.  Completions carry IBV_WC_TM_SYNC_REQ while the counts differ.
+ * while the device had counted more, or had an unexpected message
+ * arriving, is not matched until a report catches up with the count at
+ * its addition (that message included), so that no message overtakes
+ * an earlier unexpected one that software would have matched to it.
+ * An unexpected message is counted when it completes; one that never
+ * does (its QP failed, was reset or destroyed) is taken out of the
+ * counts at its addition of the buffers added meanwhile, so a peer that
+ * breaks off cannot leave the SRQ out of step for good.  The counts are
+ * 16 bits wide, as mlx5's, and IBV_WC_TM_SYNC_REQ is set where mlx5 sets
+ * it: on an ADD or DEL while the counts differ, on an unexpected
+ * message once software is more than 0x3fff behind.
+ *
+ * Rendezvous: "the ownership of the QP's Send Queue is passed to the
+ * TM-SRQ" (tag_matching.md).  An RC QP made on a TM SRQ without a send
+ * queue (max_send_wr 0) gets a kernel ring instead, which only this
+ * file posts to: for a matched RNDV, an RDMA READ of the RVH's range
+ * into the buffer, then (fenced behind it) the FIN, a SEND of the TMH
+ * and RVH with opcode FIN.  The READ's completion is the buffer's
+ * DATA_VALID completion; neither reaches the QP's send CQ.  A QP with a
+ * send queue of its own, a buffer smaller than the RVH's length, a
+ * multi-packet RNDV or a full ring hands the rendezvous to software.
  *
  * tm->lock protects the list, the free slots and both counts.  The
  * responder takes it in softirq context; the list operations run in
@@ -49,6 +68,17 @@ struct rxe2_tmh {
 	__be64 tag;
 };
 
+/* the rendezvous header after an RNDV's TMH */
+struct rxe2_rvh {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+};
+
+#define RXE2_TM_FIN_LEN (sizeof(struct rxe2_tmh) + sizeof(struct rxe2_rvh))
+/* a READ and a FIN per rendezvous in flight */
+#define RXE2_TM_SQ_SLOTS	64
+
 enum rxe2_tmh_op {
 	RXE2_TMH_NO_TAG	= 0,
 	RXE2_TMH_RNDV	= 1,
@@ -65,7 +95,9 @@ struct rxe2_tm_entry {
 	u64 tag;
 	u64 mask;
 	u64 wr_id;
-	u32 phase;			/* the unexpected count at its ADD */
+	u64 seq;			/* when it was added: tm->add_seq */
+	u32 len;			/* its SGEs' bytes */
+	u16 phase;			/* the count it waits for */
 	u16 gen;
 	bool live;
 	u32 num_sge;
@@ -76,8 +108,10 @@ struct rxe2_tm {
 	spinlock_t lock;
 	struct list_head posted;	/* live buffers, oldest first */
 	struct list_head free;
-	u32 hw_unexp;			/* unexpected messages counted */
-	u32 sw_unexp;			/* as software last reported */
+	u16 hw_unexp;			/* unexpected messages completed */
+	u16 sw_unexp;			/* as software last reported */
+	u16 pending;			/* unexpected messages arriving */
+	u64 add_seq;			/* ADDs so far */
 	u32 num_tags;
 	struct rxe2_tm_entry entry[];
 };
@@ -128,15 +162,44 @@ u32 rxe2_tm_rwqe_size(void)
 	return rxe2_recv_slot_size(RXE2_TM_MAX_SGE);
 }
 
+/* an RC QP of a TM SRQ made without a send queue: rendezvous by READ */
+bool rxe2_tm_wants_sq(const struct ib_qp_init_attr *init,
+		      struct ib_udata *udata)
+{
+	return udata && init->qp_type == IB_QPT_RC && init->srq &&
+	       init->srq->srq_type == IB_SRQT_TM && !init->cap.max_send_wr;
+}
+
+/* its send queue: a kernel ring of READs and FINs */
+int rxe2_tm_sq_init(struct rxe2_qp *qp)
+{
+	int ret;
+
+	ret = rxe2_ring_init(&qp->sq, RXE2_TM_SQ_SLOTS,
+			     rxe2_send_slot_size(RXE2_TM_MAX_SGE,
+						 RXE2_TM_FIN_LEN),
+			     false, NULL);
+	if (ret)
+		return ret;
+	qp->cap.max_send_wr = qp->sq.num_slots;
+	qp->cap.max_send_sge = RXE2_TM_MAX_SGE;
+	qp->cap.max_inline_data = RXE2_TM_FIN_LEN;
+	return 0;
+}
+
 static struct rxe2_cq *rxe2_tm_cq(struct rxe2_srq *srq)
 {
 	return to_rcq(srq->ibsrq.ext.cq);
 }
 
-static bool rxe2_tm_out_of_sync(const struct rxe2_tm *tm)
+/* the count software must report before a buffer added now matches */
+static u16 rxe2_tm_phase(const struct rxe2_tm *tm)
 {
-	return tm->hw_unexp != tm->sw_unexp;
+	return tm->hw_unexp + tm->pending;
 }
+
+/* the sync mlx5 asks for with an unexpected message: far behind */
+#define RXE2_TM_MAX_SYNC_DIFF	0x3fff
 
 /* caller holds tm->lock */
 static void rxe2_tm_release(struct rxe2_tm *tm, struct rxe2_tm_entry *e)
@@ -166,7 +229,8 @@ static void rxe2_tm_op_cqe(struct rxe2_srq *srq, const struct rxe2_tm_op *op,
 		.port_num = RXE2_PORT,
 	};
 
-	if (rxe2_tm_out_of_sync(srq->tm))
+	if (op->opcode != RXE2_TM_OP_SYNC &&
+	    rxe2_tm_phase(srq->tm) != srq->tm->sw_unexp)
 		cqe.wc_flags = RXE2_WC_F_TM_SYNC_REQ;
 	/* an overflow is the CQ's error event; the list is what it is */
 	rxe2_cq_post(rxe2_tm_cq(srq), &cqe, false);
@@ -187,6 +251,8 @@ static int rxe2_tm_add(struct rxe2_tm *tm, const struct rxe2_tm_op *op,
 		       u32 *handle)
 {
 	struct rxe2_tm_entry *e;
+	u64 len = 0;
+	u32 i;
 
 	e = list_first_entry_or_null(&tm->free, struct rxe2_tm_entry, node);
 	if (!e)
@@ -194,9 +260,12 @@ static int rxe2_tm_add(struct rxe2_tm *tm, const struct rxe2_tm_op *op,
 	e->tag = op->tag;
 	e->mask = op->mask;
 	e->wr_id = op->recv_wr_id;
-	e->phase = tm->hw_unexp;
+	e->seq = ++tm->add_seq;
 	e->num_sge = op->num_sge;
 	memcpy(e->sge, op->sge, op->num_sge * sizeof(e->sge[0]));
+	for (i = 0; i < e->num_sge; i++)
+		len += e->sge[i].length;
+	e->len = min_t(u64, len, U32_MAX);
 	e->live = true;
 	list_move_tail(&e->node, &tm->posted);
 	*handle = (u32)e->gen << 16 | (u32)(e - tm->entry);
@@ -240,8 +309,10 @@ static int rxe2_tm_op(struct rxe2_srq *srq, const struct rxe2_tm_op *op,
 			goto out;	/* refused: the report is not taken */
 	}
 	if (op->flags & RXE2_TM_OPF_SYNC)
-		tm->sw_unexp = op->unexpected_cnt;
-	if (op->opcode == RXE2_TM_OP_DEL)
+		tm->sw_unexp = (u16)op->unexpected_cnt;
+	if (op->opcode == RXE2_TM_OP_ADD)
+		tm->entry[*handle & 0xffff].phase = rxe2_tm_phase(tm);
+	else if (op->opcode == RXE2_TM_OP_DEL)
 		status = rxe2_tm_del(tm, op->handle);
 	if ((op->flags & RXE2_TM_OPF_SIGNALED) || status != IB_WC_SUCCESS)
 		rxe2_tm_op_cqe(srq, op, status);
@@ -306,9 +377,10 @@ static struct rxe2_tm_entry *rxe2_tm_match(struct rxe2_tm *tm, u64 tag)
 
 	list_for_each_entry(e, &tm->posted, node) {
 		/* added before software knew of every unexpected message */
-		if ((s32)(tm->sw_unexp - e->phase) < 0)
+		if ((s16)(tm->sw_unexp - e->phase) < 0)
 			continue;
-		if ((tag & e->mask) == e->tag)
+		/* the bits of the mask, on both sides (as UCX uses mlx5) */
+		if (!((tag ^ e->tag) & e->mask))
 			return e;
 	}
 	return NULL;
@@ -352,7 +424,8 @@ static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 		},
 	};
 
-	if (dp->tm_kind == RXE2_TM_EAGER || dp->tm_kind == RXE2_TM_RNDV) {
+	if (dp->tm_kind == RXE2_TM_EAGER || dp->tm_kind == RXE2_TM_RNDV ||
+	    dp->tm_kind == RXE2_TM_RNDV_READ) {
 		ic.cqe.tm_tag = dp->tm_tag;
 		ic.cqe.src_qp = dp->tm_app_ctx;
 	}
@@ -360,6 +433,144 @@ static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 		rxe2_recv_cqe_post(qp, &ic, solicited);
 	else if (rxe2_cq_post(rxe2_qp_recv_cq(qp), &ic.cqe, false))
 		rxe2_qp_error(qp);
+}
+
+/*
+ * The SGEs of the buffer in the QP's receive WQE copy, cut to len bytes;
+ * their number, or -1 when the buffer is shorter.
+ */
+static int rxe2_tm_rndv_sges(struct rxe2_qp *qp, u32 len, struct ib_sge *sge)
+{
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+	const struct rxe2_sge *b = (const struct rxe2_sge *)(w + 1);
+	u32 i, n = 0;
+
+	for (i = 0; i < w->num_sge && len; i++) {
+		if (!b[i].length)
+			continue;
+		sge[n].addr = b[i].addr;
+		sge[n].length = min(b[i].length, len);
+		sge[n].lkey = b[i].lkey;
+		len -= sge[n++].length;
+	}
+	return len ? -1 : n;
+}
+
+/*
+ * What becomes of an RNDV whose tag matched buffer e: the device READs
+ * the data (RXE2_TM_RNDV_READ), software gets it in the buffer
+ * (RXE2_TM_RNDV), or the buffer cannot take it at all and the message
+ * is unexpected (RXE2_TM_UNEXPECTED).  An RNDV is one packet (at most
+ * max_rndv_hdr_size bytes); a longer one is unexpected.
+ */
+static enum rxe2_tm_kind rxe2_tm_rndv_plan(struct rxe2_qp *qp,
+					   const struct rxe2_pkt *pkt,
+					   const struct rxe2_tm_entry *e)
+{
+	struct rxe2_rvh rvh;
+
+	if (!(pkt->flags & RXE2_OPF_LAST))
+		return RXE2_TM_UNEXPECTED;
+	if (qp->tm_sq && pkt->paylen >= RXE2_TM_FIN_LEN &&
+	    qp->dp.tm_rndv < RXE2_TM_SQ_SLOTS / 2 &&
+	    qp->state >= IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+		memcpy(&rvh, pkt->payload + sizeof(struct rxe2_tmh),
+		       sizeof(rvh));
+		if (e->len >= be32_to_cpu(rvh.len))
+			return RXE2_TM_RNDV_READ;
+	}
+	return e->len >= pkt->paylen ? RXE2_TM_RNDV : RXE2_TM_UNEXPECTED;
+}
+
+/*
+ * A matched RNDV that rxe2_tm_rndv_plan() gave the device: READ the
+ * sender's data into the buffer now in the QP's receive WQE copy, then
+ * the FIN.  The READ carries the buffer's wr_id; both are the device's
+ * own work, in the QP's kernel SQ.  False if the QP left RTS meanwhile.
+ */
+static bool rxe2_tm_rndv_read(struct rxe2_qp *qp, const struct rxe2_pkt *pkt,
+			      const struct rxe2_tmh *tmh)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct ib_sge sge[RXE2_TM_MAX_SGE];
+	u8 fin[RXE2_TM_FIN_LEN];
+	struct ib_sge fin_sge = {
+		.addr = (uintptr_t)fin,
+		.length = sizeof(fin),
+	};
+	struct ib_send_wr send = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_INLINE | IB_SEND_FENCE,
+		.sg_list = &fin_sge,
+		.num_sge = 1,
+	};
+	struct ib_rdma_wr read = {
+		.wr = {
+			.next = &send,
+			.wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = sge,
+		},
+	};
+	const struct ib_send_wr *bad;
+	struct rxe2_rvh rvh;
+	int n;
+
+	memcpy(&rvh, pkt->payload + sizeof(*tmh), sizeof(rvh));
+	n = rxe2_tm_rndv_sges(qp, be32_to_cpu(rvh.len), sge);
+	if (n < 0)
+		return false;
+	read.wr.num_sge = n;
+	read.remote_addr = be64_to_cpu(rvh.va);
+	read.rkey = be32_to_cpu(rvh.rkey);
+	memcpy(fin, tmh, sizeof(*tmh));
+	fin[0] = RXE2_TMH_FIN;
+	memcpy(fin + sizeof(*tmh), &rvh, sizeof(rvh));
+	/* fails only outside RTS (a receive-only QP): nothing is posted */
+	if (rxe2_post_send_kernel(qp, &read.wr, &bad))
+		return false;
+	dp->tm_rndv++;
+	return true;
+}
+
+/*
+ * A WQE of a TM QP's kernel SQ leaves it: a READ completes its buffer
+ * (DATA_VALID, or the error), a FIN frees its rendezvous's room.  False
+ * when the SRQ's CQ overflowed.
+ */
+bool rxe2_tm_sq_release(struct rxe2_qp *qp, const struct rxe2_send_wqe *w,
+			const struct rxe2_swqe_info *info,
+			const struct rxe2_cqe *cqe)
+{
+	struct rxe2_srq *srq = to_rsrq(qp->ibqp.srq);
+	struct rxe2_cqe c = {
+		.opcode = RXE2_WC_TM_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = RXE2_PORT,
+	};
+	unsigned long flags;
+	int ret;
+
+	if (w->opcode != IB_UVERBS_WR_RDMA_READ) {
+		if (qp->dp.tm_rndv)
+			qp->dp.tm_rndv--;
+		return true;
+	}
+	if (!cqe)
+		return true;	/* posted signalled: not reached */
+	c.wr_id = cqe->wr_id;
+	c.status = cqe->status;
+	if (c.status == IB_WC_SUCCESS) {
+		c.byte_len = info->length;
+		c.wc_flags = RXE2_WC_F_TM_DATA_VALID;
+	}
+	spin_lock_irqsave(&srq->tm->lock, flags);
+	ret = rxe2_cq_post(rxe2_tm_cq(srq), &c, false);
+	spin_unlock_irqrestore(&srq->tm->lock, flags);
+	if (!ret && c.status == IB_WC_SUCCESS)
+		rxe2_qp_pcount(qp, RXE2_PC_RDMA_RECVS, 1);
+	return !ret;
 }
 
 /*
@@ -379,13 +590,18 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 	unsigned long flags;
 	int ret = 0;
 
-	if (dp->have_rwqe)
+	dp->tm_skip = 0;
+	if (dp->have_rwqe)	/* an RC QP never has one at a first packet */
 		return 0;
 	kind = rxe2_tm_classify(pkt, &tmh);
-	dp->tm_skip = 0;
 	spin_lock_irqsave(&tm->lock, flags);
 	if (kind == RXE2_TM_EAGER || kind == RXE2_TM_RNDV)
 		e = rxe2_tm_match(tm, be64_to_cpu(tmh.tag));
+	if (e && kind == RXE2_TM_RNDV) {
+		kind = rxe2_tm_rndv_plan(qp, pkt, e);
+		if (kind == RXE2_TM_UNEXPECTED)
+			e = NULL;
+	}
 	if (e) {
 		rxe2_tm_use_entry(qp, e);
 		rxe2_tm_release(tm, e);
@@ -393,7 +609,12 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 		dp->tm_tag = be64_to_cpu(tmh.tag);
 		dp->tm_app_ctx = be32_to_cpu(tmh.app_ctx);
 		dp->tm_match_sent = false;
-		if (kind == RXE2_TM_EAGER) {
+		if (kind == RXE2_TM_RNDV_READ) {
+			if (rxe2_tm_rndv_read(qp, pkt, &tmh))
+				dp->tm_skip = pkt->paylen; /* nothing placed */
+			else
+				dp->tm_kind = RXE2_TM_RNDV;
+		} else if (kind == RXE2_TM_EAGER) {
 			dp->tm_skip = sizeof(tmh);
 			/* a longer message: the match is told now */
 			if (!(pkt->flags & RXE2_OPF_LAST)) {
@@ -408,8 +629,11 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 	ret = rxe2_resp_get_rwqe(qp);
 	if (ret)
 		goto out;
-	if (kind == RXE2_TM_EAGER || kind == RXE2_TM_RNDV) {
-		tm->hw_unexp++;
+	if (kind == RXE2_TM_EAGER || kind == RXE2_TM_RNDV ||
+	    kind == RXE2_TM_UNEXPECTED) {
+		/* counted when it completes; buffers added now wait for it */
+		tm->pending++;
+		dp->tm_seq = tm->add_seq;
 		kind = RXE2_TM_UNEXPECTED;
 	}
 	dp->tm_kind = kind;
@@ -435,13 +659,19 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 		if (!dp->tm_match_sent)
 			flags |= RXE2_WC_F_TM_MATCH;
 		break;
+	case RXE2_TM_RNDV_READ:
+		/* DATA_VALID comes with the READ (rxe2_tm_sq_release()) */
+		flags |= RXE2_WC_F_TM_MATCH;
+		break;
 	case RXE2_TM_RNDV:
 		/* software does the transfer: TMH and RVH are in the buffer */
 		status = RXE2_WC_TM_RNDV_INCOMPLETE;
 		flags |= RXE2_WC_F_TM_MATCH | RXE2_WC_F_TM_DATA_VALID;
 		break;
 	case RXE2_TM_UNEXPECTED:
-		if (rxe2_tm_out_of_sync(tm))
+		tm->pending--;
+		tm->hw_unexp++;
+		if ((u16)(tm->hw_unexp - tm->sw_unexp) > RXE2_TM_MAX_SYNC_DIFF)
 			flags |= RXE2_WC_F_TM_SYNC_REQ;
 		break;
 	case RXE2_TM_NO_TAG:
@@ -453,4 +683,29 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 	}
 	rxe2_tm_recv_cqe(qp, wr_id, status, opcode, len, flags, ex, solicited);
 	spin_unlock_irqrestore(&tm->lock, irqflags);
+}
+
+/*
+ * The message the QP was receiving ends without its completion (the QP
+ * failed, or was reset or destroyed): an unexpected one leaves the
+ * counts, and the buffers added while it arrived stop waiting for it.
+ * Called before the QP lets go of its receive WQE.
+ */
+void rxe2_tm_msg_abort(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_srq *srq;
+	struct rxe2_tm_entry *e;
+	unsigned long flags;
+
+	if (!dp->have_rwqe || dp->tm_kind != RXE2_TM_UNEXPECTED)
+		return;
+	dp->tm_kind = RXE2_TM_PLAIN;
+	srq = to_rsrq(qp->ibqp.srq);
+	spin_lock_irqsave(&srq->tm->lock, flags);
+	srq->tm->pending--;
+	list_for_each_entry(e, &srq->tm->posted, node)
+		if (e->seq > dp->tm_seq)
+			e->phase--;
+	spin_unlock_irqrestore(&srq->tm->lock, flags);
 }

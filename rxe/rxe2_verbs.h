@@ -649,6 +649,8 @@ struct rxe2_qp_dp {
 	u32 tm_skip;			/* TMH bytes not placed */
 	u32 tm_app_ctx;
 	u64 tm_tag;
+	u32 tm_rndv;			/* tm_sq: rendezvous READs not retired */
+	u64 tm_seq;			/* unexpected: the SRQ's ADDs before it */
 	/* requester side: READ/atomic result of SQ index inl_sq_idx */
 	bool sq_inline;
 	u32 sq_inl_idx;
@@ -746,6 +748,11 @@ struct rxe2_qp {
 	struct ib_qp_cap cap;		/* what the rings really hold */
 	struct ib_xrcd *xrcd;		/* XRC target: its domain */
 	struct rxe2_rss *rss;		/* an RSS QP's hash, else NULL */
+	/*
+	 * An RC QP of a TM SRQ made without a send queue: its SQ is a
+	 * kernel ring for the SRQ's rendezvous READs and FINs (rxe2_tm.c)
+	 */
+	bool tm_sq;
 	/* the counter it is bound to (rdma statistic qp), or NULL */
 	struct rxe2_counter __rcu *ctr;
 	struct mutex state_lock;	/* modify/query against each other */
@@ -883,6 +890,9 @@ int rxe2_tm_create(struct rxe2_srq *srq, const struct ib_srq_init_attr *init,
 		   struct ib_udata *udata);
 void rxe2_tm_destroy(struct rxe2_srq *srq);
 u32 rxe2_tm_rwqe_size(void);
+bool rxe2_tm_wants_sq(const struct ib_qp_init_attr *init,
+		      struct ib_udata *udata);
+int rxe2_tm_sq_init(struct rxe2_qp *qp);
 int rxe2_tm_post_ops(struct ib_srq *ibsrq, const struct rxe2_tm_op *ops,
 		     u32 n, struct rxe2_srq_ops_resp *resp);
 

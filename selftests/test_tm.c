@@ -5,7 +5,9 @@
  * whose SENDs start with a struct ibv_tmh.  The SRQ's CQ is an extended
  * CQ with IBV_WC_EX_WITH_TM_INFO; the test keeps its own model of the
  * device's and the software's unexpected-message counts and checks
- * IBV_WC_TM_SYNC_REQ against it on every list-operation completion.
+ * IBV_WC_TM_SYNC_REQ against it where mlx5 sets it: on ADD and DEL
+ * completions while the counts differ (never on a SYNC's, and not on
+ * an unexpected message's until software is 0x3fff behind).
  *
  *  1. tm_caps exactly (64 B rendezvous header, 1024 tags, RC, 256 ops,
  *     8 SGEs); rxe2 without tag matching is a failure, not a skip;
@@ -27,15 +29,34 @@
  *     still matches once the SRQ is out of sync;
  *  7. NO_TAG, FIN, an unknown TMH opcode, messages shorter than a TMH:
  *     whole in SRQ WQEs, not counted, a live tag of their tag untouched;
- *  8. RNDV into a tag: RNDV_INCOMPLETE, the headers in the buffer;
- *  9. two QPs on the SRQ share its tags, completions name the QP;
- * 10. a full tag list (ENOMEM, no completion), a stale handle's DEL
- *     leaves the tag that reused its entry alone; masks, earliest first;
- * 11. RNR: an unexpected message waits for an SRQ WQE, counted once;
- * 12. a TM SRQ whose CQ has no TM info (ibv_poll_cq); EAGER longer than
+ *  8. RNDV into a tag on a QP with a send queue of its own
+ *     (max_send_wr > 0): RNDV_INCOMPLETE, the headers in the buffer;
+ *  9. rendezvous offload, on an RC QP made on the SRQ with max_send_wr 0
+ *     (as rdma-core's test_tm_rndv makes it): no send queue for the
+ *     process (post_send EINVAL, query_qp caps 0); a matched one-packet
+ *     RNDV completes MATCH (byte_len 0), the device READs rvh.len bytes
+ *     from the sender into the tag's SGEs, sends the FIN (TMH with
+ *     opcode FIN, the RVH as sent) into a receive WQE of the sender,
+ *     and completes DATA_VALID (byte_len rvh.len); one SGE, 8 SGEs, a
+ *     buffer of exactly rvh.len, rvh.len 0; a buffer smaller than
+ *     rvh.len: RNDV_INCOMPLETE as in 8, no FIN; a 2-packet RNDV (longer
+ *     than max_rndv_hdr_size): unexpected, the tag not consumed; 4
+ *     rendezvous of 3000 B in flight (SGE splits): MATCHes, FINs and
+ *     DATA_VALIDs each in order; matched ones not counted, an unexpected
+ *     RNDV is; the QP's send CQ stays empty;
+ * 10. two QPs on the SRQ share its tags, completions name the QP;
+ * 11. a full tag list (ENOMEM, no completion), a stale handle's DEL
+ *     leaves the tag that reused its entry alone; masks (both sides
+ *     masked, as mlx5 matches: bits outside the mask do not count),
+ *     earliest first;
+ * 12. RNR: an unexpected message waits for an SRQ WQE, counted once;
+ * 13. a TM SRQ whose CQ has no TM info (ibv_poll_cq); EAGER longer than
  *     its tag's buffer: LOC_LEN_ERR, the QP in ERROR, REM_INV_REQ_ERR at
  *     the sender;
- * 13. the QPs' own receive CQs stay empty; everything destroyed.
+ * 14. rendezvous READ with a bad rkey (one naming no MR, one of an MR
+ *     without REMOTE_READ), each on a fresh pair of its own: MATCH, then
+ *     REM_ACCESS_ERR for the tag, no FIN, both QPs in ERROR;
+ * 15. the QPs' own receive CQs stay empty; everything destroyed.
  */
 #include <endian.h>
 #include <errno.h>
@@ -52,7 +73,7 @@
 
 #define TMH_LEN ((uint32_t)sizeof(struct ibv_tmh))
 #define SLOT 4096
-#define NSLOT 32
+#define NSLOT 48
 #define WQE_SLOT (NSLOT - 1)	/* SRQ WQEs: one outstanding at a time */
 #define CANARY 0xa5
 #define TAGS 8			/* the main SRQ's max_num_tags: it fills */
@@ -62,6 +83,11 @@
 		 IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM)
 #define SIG IBV_OPS_SIGNALED
 #define SYNC IBV_OPS_TM_SYNC
+#define RVH_LEN ((uint32_t)sizeof(struct ibv_rvh))
+#define FIN_LEN (TMH_LEN + RVH_LEN)	/* a FIN: TMH and RVH, 32 B */
+#define FIN_SLOT 64		/* the sender's FIN receive buffers */
+#define NFIN 32
+#define XREGIONS 5		/* xbuf: the senders' rendezvous data */
 
 static struct dp_dev dev;
 static struct ibv_cq_ex *tcq;		/* the TM SRQ's CQ, with TM info */
@@ -69,6 +95,16 @@ static struct ibv_srq *srq;		/* TAGS tags, OPS ops */
 static struct dp_qp s1, r1, s2, r2;	/* senders; receivers on srq */
 static uint8_t *sbuf, *rbuf;
 static struct ibv_mr *smr, *rmr;
+/*
+ * Rendezvous offload: xbuf holds what senders offer (xmr remote-readable,
+ * xmr_local the same bytes without REMOTE_READ), fbuf the FIN receive
+ * buffers of the sender s4, whose receive WQEs fin_posted / fin_taken
+ * count (a FIFO: its RQ consumes them in order).
+ */
+static struct dp_qp s4, r4;
+static uint8_t *xbuf, *fbuf;
+static struct ibv_mr *xmr, *xmr_local, *fmr;
+static unsigned int fin_posted, fin_taken;
 
 /* Unexpected messages as the device counts them and as software does. */
 static uint32_t dev_cnt, sw_cnt;
@@ -264,7 +300,8 @@ static bool expect_op(uint64_t wr_id, int opcode, int status,
 	struct tm_want w = want(wr_id, opcode);
 
 	w.status = status;
-	w.flags = sync_req();
+	/* as on mlx5: ADD and DEL say so, a SYNC never does */
+	w.flags = opcode == IBV_WC_TM_SYNC ? 0 : sync_req();
 	return expect_tm(&w, "%s: %s %s, %s", what, opname(opcode),
 			 ibv_wc_status_str(status),
 			 w.flags ? "TM_SYNC_REQ (counts differ)" :
@@ -527,10 +564,11 @@ static void expect_unexp(struct dp_qp *to, uint64_t wqe, uint32_t len,
 
 	dev_cnt++;
 	w.byte_len = len;
-	w.flags = IBV_WC_TM_SYNC_REQ;
+	/* mlx5 asks for a sync here only when 0x3fff behind */
+	w.flags = 0;
 	w.qp_num = to->qp->qp_num;
 	w.tm = true;
-	expect_tm(&w, "%s: unexpected: TM_RECV for SRQ WQE %#llx, TM_SYNC_REQ without MATCH/DATA_VALID, byte_len %u, tag 0, priv 0",
+	expect_tm(&w, "%s: unexpected: TM_RECV for SRQ WQE %#llx, no MATCH/DATA_VALID/SYNC_REQ, byte_len %u, tag 0, priv 0",
 		  what, (unsigned long long)wqe, len);
 	check_data(WQE_SLOT, sbuf, len, what);
 }
@@ -880,11 +918,13 @@ static void not_tagged(void)
 }
 
 /*
- * RNDV into a matching tag.  rxe2 does not READ the data yet: the
- * completion is RNDV_INCOMPLETE and the tag's buffer holds the message as
- * sent (TMH, RVH, the rest).  The RVH names 512 real bytes of sbuf
- * (remote-readable), so that once the READ is done this function only
- * changes its expectations: SUCCESS, byte_len 512, those bytes.
+ * RNDV into a matching tag on r1, a QP with a send queue of its own
+ * (max_send_wr 32): that send queue is the process's, so rxe2 does not
+ * READ through it (it does for QPs made without one: rndv_offload()).
+ * The rendezvous goes to software: the completion is RNDV_INCOMPLETE and
+ * the tag's buffer holds the message as sent (TMH, RVH, the rest).  The
+ * RVH names 512 real bytes of sbuf (remote-readable): a READ made by
+ * mistake would find them, and would show as a completion too many.
  */
 static void rndv_match(void)
 {
@@ -1013,13 +1053,16 @@ static void masks(void)
 	      "mask: 0xabcd1234 matches 0x1234/0xffff, the earlier tag");
 	eager(&s1, &r1, &e, 0xabcd1234, 300,
 	      "mask: the next 0xabcd1234 matches the exact tag");
-	unexpected(&s1, &r1, IBV_TMH_EAGER, 0x11234, 100,
-		   "mask: 0x11234 never matches 0x11234/0xffff");
+	/* both sides masked, as mlx5 matches for UCX */
+	eager(&s1, &r1, &o, 0x21234, 100,
+	      "mask: bits outside the mask do not count: 0x21234 matches 0x11234/0xffff");
+	unexpected(&s1, &r1, IBV_TMH_EAGER, 0x11235, 100,
+		   "mask: 0x11235 differs inside the mask: unexpected");
 	eager(&s1, &r1, &a, 0x5000, 300,
 	      "earliest first: the first of two equal tags");
 	eager(&s1, &r1, &b, 0x5000, 300, "earliest first: then the second");
-	del(o.handle, SIG, 0, IBV_WC_SUCCESS,
-	    "mask: the tag with a bit outside its mask is still live");
+	del(o.handle, SIG, dev_cnt, IBV_WC_TM_ERR,
+	    "mask: the tag with a bit outside its mask was consumed");
 	sync_op(SIG | SYNC, dev_cnt, "mask: sync");
 }
 
@@ -1094,6 +1137,585 @@ static void add2(struct ibv_srq *s, struct ibv_cq *cq, struct tag *t,
 	w.wc_flags = 0;
 	w.flags_ignore = IBV_WC_GRH;
 	dp_expect(cq, &w, "%s: TM_ADD SUCCESS through ibv_poll_cq", what);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rendezvous offload: RC QPs made on the SRQ without a send queue     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An RC QP on the main SRQ as rdma-core's tag matching tests make it: no
+ * send queue (max_send_wr 0, max_send_sge 0) and, the SRQ's receives
+ * being its own, no receive caps; its send CQ must exist all the same.
+ */
+static void qp_make_tm(struct dp_qp *q, const char *what)
+{
+	struct ibv_qp_cap cap = { 0 };
+
+	q->d = &dev;
+	q->scq = ibv_create_cq(dev.ctx, 64, NULL, NULL, 0);
+	q->rcq = ibv_create_cq(dev.ctx, 64, NULL, NULL, 0);
+	if (!q->scq || !q->rcq)
+		tap_bail("ibv_create_cq: %s", strerror(errno));
+	q->qp = dp_create_qp(&dev, IBV_QPT_RC, q->scq, q->rcq, srq, &cap);
+	if (!tap_ok(q->qp != NULL,
+		    "%s: RC QP on the TM SRQ with max_send_wr 0, max_send_sge 0 created",
+		    what))
+		tap_bail("create RC QP on the TM SRQ with max_send_wr 0: %s",
+			 strerror(errno));
+}
+
+/* One single-packet (or longer) RNDV message in sbuf and what it names. */
+struct rndv {
+	uint8_t *hdr;		/* the message, in sbuf */
+	uint32_t len;		/* its length */
+	uint64_t tag;
+	uint32_t ctx;		/* app_ctx */
+	const uint8_t *src;	/* the sender's data (rvh.va) */
+	uint32_t rkey, rlen;	/* rvh.rkey, rvh.len */
+	uint64_t send_id;
+	uint8_t fin[FIN_LEN];	/* its FIN: the TMH as FIN, the RVH */
+};
+
+/*
+ * The sender's data: rlen bytes at region r of xbuf (offset a little
+ * into it: the READ's address is not page-aligned), a fresh pattern.
+ */
+static const uint8_t *rndv_src(int r, uint32_t rlen)
+{
+	uint8_t *p = xbuf + (size_t)r * SLOT + 64 * (r + 1);
+
+	dp_fill(p, rlen ? rlen : 1, seed++);
+	return p;
+}
+
+/*
+ * An RNDV message of len bytes at sbuf + off: a fresh pattern, the TMH
+ * (reserved bytes 0, as tm_types.h asks) and the RVH naming rlen bytes
+ * at src under rkey.
+ */
+static void rndv_build(struct rndv *m, uint32_t off, uint64_t tag,
+		       uint32_t len, const uint8_t *src, uint32_t rkey,
+		       uint32_t rlen)
+{
+	struct ibv_tmh h = { .opcode = IBV_TMH_RNDV };
+	struct ibv_rvh v;
+
+	m->hdr = sbuf + off;
+	m->len = len;
+	m->tag = tag;
+	m->ctx = 0xc0de0000 + seed;
+	m->src = src;
+	m->rkey = rkey;
+	m->rlen = rlen;
+	h.app_ctx = htobe32(m->ctx);
+	h.tag = htobe64(tag);
+	v.va = htobe64((uintptr_t)src);
+	v.rkey = htobe32(rkey);
+	v.len = htobe32(rlen);
+	dp_fill(m->hdr, len, seed++);
+	memcpy(m->hdr, &h, TMH_LEN);
+	memcpy(m->hdr + TMH_LEN, &v, RVH_LEN);
+	memcpy(m->fin, m->hdr, FIN_LEN);
+	m->fin[0] = IBV_TMH_FIN;
+}
+
+/* Posts the message's SEND on from; one TAP line only when refused. */
+static bool rndv_post(struct dp_qp *from, struct rndv *m, const char *what)
+{
+	int r;
+
+	m->send_id = send_id++;
+	r = dp_post_send1(from->qp, m->send_id, IBV_WR_SEND, m->hdr, m->len,
+			  smr->lkey, 0, 0, 0);
+	if (r)
+		tap_ret_errno(r, 0, "%s: post the SEND", what);
+	return !r;
+}
+
+/* The message's SEND completes SUCCESS at from; one TAP line. */
+static void rndv_sent(struct dp_qp *from, const struct rndv *m,
+		      const char *what)
+{
+	struct dp_wc_want w = dp_want(m->send_id, IBV_WC_SEND);
+
+	w.qp_num = from->qp->qp_num;
+	dp_expect(from->scq, &w, "%s: the sender's %u B SEND completes",
+		  what, m->len);
+}
+
+/* A FIN receive WQE on s4 over the next FIN buffer (canary-filled). */
+static void fin_post(void)
+{
+	uint8_t *b = fbuf + (fin_posted % NFIN) * FIN_SLOT;
+	int r;
+
+	if (fin_posted - fin_taken >= NFIN)
+		tap_bail("FIN buffers: %u outstanding", fin_posted - fin_taken);
+	memset(b, CANARY, FIN_SLOT);
+	r = dp_post_recv1(s4.qp, 0x6000 + fin_posted, b, FIN_SLOT, fmr->lkey);
+	if (r)
+		tap_bail("ibv_post_recv on the sender: %s", strerror(r));
+	fin_posted++;
+}
+
+/*
+ * m's FIN in the oldest FIN receive WQE of s4: RECV of 32 B, the bytes
+ * of m->fin, nothing after them; two TAP lines.
+ */
+static void fin_expect(const struct rndv *m, const char *what)
+{
+	uint8_t *b = fbuf + (fin_taken % NFIN) * FIN_SLOT;
+	struct dp_wc_want w = dp_want(0x6000 + fin_taken, IBV_WC_RECV);
+	const uint8_t *img = m->fin;
+	long bad = -1;
+	uint32_t k;
+
+	fin_taken++;
+	w.byte_len = FIN_LEN;
+	w.wc_flags = 0;
+	w.flags_ignore = IBV_WC_GRH;
+	w.qp_num = s4.qp->qp_num;
+	dp_expect(s4.rcq, &w,
+		  "%s: the FIN comes to the sender: RECV of 32 B in its receive WQE",
+		  what);
+	for (k = 0; k < FIN_SLOT && bad < 0; k++)
+		if (b[k] != (k < FIN_LEN ? img[k] : CANARY))
+			bad = k;
+	if (!tap_ok(bad < 0,
+		    "%s: the FIN is the TMH with opcode FIN (reserved, app_ctx, tag %#llx as sent) and the RVH as sent, nothing after",
+		    what, (unsigned long long)m->tag))
+		tap_diag("  FIN byte %ld is %#x, want %#x", bad, b[bad],
+			 bad < FIN_LEN ? img[bad] : CANARY);
+}
+
+/* The completions of a READ rendezvous of m into t on to's QP. */
+static struct tm_want want_rndv_match(const struct dp_qp *to,
+				      const struct tag *t,
+				      const struct rndv *m)
+{
+	struct tm_want w = want(t->id, IBV_WC_TM_RECV);
+
+	w.byte_len = 0;
+	w.flags = IBV_WC_TM_MATCH;
+	w.ignore = sync_req();
+	w.qp_num = to->qp->qp_num;
+	w.tm = true;
+	w.tag = m->tag;
+	w.priv = m->ctx;
+	return w;
+}
+
+static struct tm_want want_rndv_data(const struct dp_qp *to,
+				     const struct tag *t,
+				     const struct rndv *m)
+{
+	struct tm_want w = want(t->id, IBV_WC_TM_RECV);
+
+	w.byte_len = m->rlen;
+	w.flags = IBV_WC_TM_DATA_VALID;
+	w.ignore = sync_req();
+	w.qp_num = to->qp->qp_num;
+	w.tm = true;		/* tag 0, priv 0 */
+	return w;
+}
+
+/* ADD of t over sge[n] of its slot (canary-filled); two TAP lines. */
+static void add_sg(struct tag *t, struct ibv_sge *sge, int n,
+		   const char *what)
+{
+	struct ibv_ops_wr op, *bad;
+	uint32_t len = 0;
+	int i, r;
+
+	for (i = 0; i < n; i++)
+		len += sge[i].length;
+	memset(slot(t->slot), CANARY, SLOT);
+	init_add(&op, t, sge, n, SIG, 0);
+	r = post_ops(&op, &bad);
+	t->handle = op.tm.handle;
+	if (tap_ret_errno(r, 0, "%s: ADD tag %#llx, %d SGE%s of %u B in all",
+			  what, (unsigned long long)t->tag, n, n > 1 ? "s" : "",
+			  len))
+		expect_op(op.wr_id, IBV_WC_TM_ADD, IBV_WC_SUCCESS, what);
+	else
+		tap_ok(false, "%s: TM_ADD completion (ADD refused)", what);
+}
+
+/*
+ * One rendezvous the device performs: a tag over sge[n], an RNDV of len
+ * bytes naming rlen bytes of region r; MATCH, FIN, DATA_VALID, the data
+ * in the SGEs, the tag consumed.  Ten TAP lines.
+ */
+static void rndv_read1(struct tag *t, struct ibv_sge *sge, int n,
+		       uint32_t len, int r, uint32_t rlen, const char *what)
+{
+	struct tm_want w;
+	struct rndv m;
+	char d[160];
+
+	add_sg(t, sge, n, what);
+	fin_post();
+	rndv_build(&m, 0, t->tag, len, rndv_src(r, rlen), xmr->rkey, rlen);
+	if (rndv_post(&s4, &m, what))
+		rndv_sent(&s4, &m, what);
+	w = want_rndv_match(&r4, t, &m);
+	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH only, byte_len 0, tag %#llx, app_ctx",
+		  what, (unsigned long long)m.tag);
+	fin_expect(&m, what);
+	w = want_rndv_data(&r4, t, &m);
+	expect_tm(&w, "%s: TM_RECV SUCCESS for the same wr_id, DATA_VALID only, byte_len %u, tag 0, priv 0",
+		  what, rlen);
+	check_scatter(t->slot, sge, n, m.src, rlen, what);
+	snprintf(d, sizeof(d), "%s: the tag is consumed", what);
+	del(t->handle, 0, 0, IBV_WC_TM_ERR, d);
+}
+
+/*
+ * A matched RNDV the device leaves to software: RNDV_INCOMPLETE with
+ * MATCH|DATA_VALID, the whole message in the buffer, no FIN (a FIN
+ * receive WQE posted for it stays unused).  Eight TAP lines.
+ */
+static void rndv_sw1(struct tag *t, struct ibv_sge *sge, uint32_t len,
+		     uint32_t rlen, const char *what)
+{
+	struct ibv_wc wc;
+	struct tm_want w;
+	struct rndv m;
+	char d[160];
+
+	add_sg(t, sge, 1, what);
+	fin_post();
+	rndv_build(&m, 0, t->tag, len, rndv_src(0, rlen), xmr->rkey, rlen);
+	if (rndv_post(&s4, &m, what))
+		rndv_sent(&s4, &m, what);
+	w = want(t->id, IBV_WC_TM_RECV);
+	w.status = IBV_WC_TM_RNDV_INCOMPLETE;
+	w.byte_len = len;
+	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
+	w.ignore = sync_req();
+	w.qp_num = r4.qp->qp_num;
+	w.tm = true;
+	w.tag = m.tag;
+	w.priv = m.ctx;
+	expect_tm(&w, "%s: TM_RECV RNDV_INCOMPLETE, MATCH|DATA_VALID, byte_len %u, tag, app_ctx",
+		  what, len);
+	check_scatter(t->slot, sge, 1, m.hdr, len, what);
+	tap_ret(dp_poll_none(s4.rcq, &wc, 100), 0,
+		"%s: no FIN: the sender's receive WQE stays unused", what);
+	snprintf(d, sizeof(d), "%s: the tag is consumed", what);
+	del(t->handle, 0, 0, IBV_WC_TM_ERR, d);
+}
+
+/*
+ * Four rendezvous in flight on s4/r4: tags of 3000 B or more (one of
+ * them 2 SGEs, one 3 SGEs), four RNDV messages sent back to back, each
+ * naming 3000 B of its own region (3 READ responses at MTU 1024).
+ */
+static void rndv_inflight(void)
+{
+	const char *what = "4 rendezvous in flight";
+	struct tag t[4];
+	struct ibv_sge sge[4][3];
+	int nsge[4] = { 1, 2, 1, 3 };
+	uint32_t mlen[4] = { 64, 32, 48, 64 };
+	struct tm_wc g[8], *mg[4] = { 0 }, *dg[4] = { 0 };
+	int pos_m[4] = { 0 }, pos_d[4] = { 0 };
+	struct tm_want w;
+	struct rndv m[4];
+	int i, n, nm = 0, nd = 0, posted = 0;
+	bool order = true;
+	char d[160];
+
+	for (i = 0; i < 4; i++) {
+		t[i] = (struct tag){ .tag = 0x9100 + i, .mask = ~0ull,
+				     .id = 0x3b00 + i, .slot = 32 + i };
+		sge[i][0] = slot_sge(t[i].slot, 0, SLOT);
+	}
+	sge[1][0] = slot_sge(t[1].slot, 0, 1100);
+	sge[1][1] = slot_sge(t[1].slot, 1200, 2500);
+	sge[2][0] = slot_sge(t[2].slot, 0, 3000);	/* exactly rvh.len */
+	sge[3][0] = slot_sge(t[3].slot, 0, 1000);
+	sge[3][1] = slot_sge(t[3].slot, 1024, 1000);
+	sge[3][2] = slot_sge(t[3].slot, 2048, 1500);
+	for (i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s: tag %d", what, i + 1);
+		add_sg(&t[i], sge[i], nsge[i], d);
+	}
+	for (i = 0; i < 4; i++) {
+		fin_post();
+		rndv_build(&m[i], 128 * i, t[i].tag, mlen[i],
+			   rndv_src(i, 3000), xmr->rkey, 3000);
+	}
+	for (i = 0; i < 4; i++)
+		posted += rndv_post(&s4, &m[i], what);
+	tap_ret(posted, 4, "%s: 4 SENDs posted back to back", what);
+	for (i = 0; i < 4; i++)
+		rndv_sent(&s4, &m[i], what);
+
+	/* MATCH k before DATA_VALID k; among themselves each kind in order */
+	n = dp_poll_ex(tcq, 8, read_wc, g);
+	if (!tap_ret(n, 8, "%s: 8 completions on the SRQ's CQ", what))
+		tap_diag("  got %d within %d ms", n, DP_WAIT_MS);
+	for (i = 0; i < n; i++) {
+		if ((g[i].flags & IBV_WC_TM_MATCH) && nm < 4) {
+			pos_m[nm] = i;
+			mg[nm++] = &g[i];
+		} else if (!(g[i].flags & IBV_WC_TM_MATCH) && nd < 4) {
+			pos_d[nd] = i;
+			dg[nd++] = &g[i];
+		} else {
+			tm_diag("a fifth of its kind", &g[i]);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		w = want_rndv_match(&r4, &t[i], &m[i]);
+		if (!tap_ok(i < nm && tm_match(mg[i], &w),
+			    "%s: MATCH completion %d: wr_id %#llx, byte_len 0, tag %#llx, app_ctx",
+			    what, i + 1, (unsigned long long)t[i].id,
+			    (unsigned long long)t[i].tag)) {
+			if (i < nm)
+				tm_diag("got", mg[i]);
+			want_diag(&w);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		w = want_rndv_data(&r4, &t[i], &m[i]);
+		if (!tap_ok(i < nd && tm_match(dg[i], &w),
+			    "%s: DATA_VALID completion %d: wr_id %#llx, byte_len 3000, tag 0",
+			    what, i + 1, (unsigned long long)t[i].id)) {
+			if (i < nd)
+				tm_diag("got", dg[i]);
+			want_diag(&w);
+		}
+	}
+	for (i = 0; i < 4; i++)
+		if (i >= nm || i >= nd || pos_m[i] > pos_d[i])
+			order = false;
+	tap_ok(order, "%s: each tag's MATCH comes before its DATA_VALID",
+	       what);
+	for (i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s: FIN %d", what, i + 1);
+		fin_expect(&m[i], d);
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s: tag %d's %d SGE%s", what, i + 1,
+			 nsge[i], nsge[i] > 1 ? "s" : "");
+		check_scatter(t[i].slot, sge[i], nsge[i], m[i].src, 3000, d);
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(d, sizeof(d), "%s: tag %d is consumed", what, i + 1);
+		del(t[i].handle, 0, 0, IBV_WC_TM_ERR, d);
+	}
+}
+
+/*
+ * The rendezvous offload on s4 (an ordinary RC QP) and r4 (on the SRQ,
+ * made with max_send_wr 0): r4's send queue is the device's.
+ */
+static void rndv_offload(void)
+{
+	const char *what = "QP without a send queue";
+	struct tag a = { .tag = 0x9001, .mask = ~0ull, .id = 0x3a01,
+			 .slot = 36 };
+	struct tag b = { .tag = 0x9002, .mask = ~0ull, .id = 0x3a02,
+			 .slot = 37 };
+	struct tag c = { .tag = 0x9003, .mask = ~0ull, .id = 0x3a03,
+			 .slot = 38 };
+	struct tag e = { .tag = 0x9004, .mask = ~0ull, .id = 0x3a04,
+			 .slot = 39 };
+	struct tag f = { .tag = 0x9005, .mask = ~0ull, .id = 0x3a05,
+			 .slot = 40 };
+	struct tag h = { .tag = 0x9006, .mask = ~0ull, .id = 0x3a06,
+			 .slot = 41 };
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_qp_init_attr ia;
+	struct ibv_sge sge[8], one;
+	struct ibv_qp_attr qa;
+	struct ibv_wc wc;
+	int i, r, n;
+
+	qp_make(&s4, NULL);
+	qp_make_tm(&r4, what);
+	connect2(&s4, &r4);
+
+	memset(&qa, 0, sizeof(qa));
+	memset(&ia, 0, sizeof(ia));
+	r = ibv_query_qp(r4.qp, &qa, IBV_QP_CAP, &ia);
+	if (!tap_ok(!r && !qa.cap.max_send_wr && !qa.cap.max_send_sge &&
+		    !qa.cap.max_inline_data && !ia.cap.max_send_wr &&
+		    !ia.cap.max_send_sge && !ia.cap.max_inline_data,
+		    "%s: ibv_query_qp: max_send_wr, max_send_sge, max_inline_data 0",
+		    what))
+		tap_diag("  ret %d; attr cap %u/%u/%u, init_attr cap %u/%u/%u",
+			 r, qa.cap.max_send_wr, qa.cap.max_send_sge,
+			 qa.cap.max_inline_data, ia.cap.max_send_wr,
+			 ia.cap.max_send_sge, ia.cap.max_inline_data);
+	one = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = 16,
+				.lkey = smr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0xbad;
+	wr.sg_list = &one;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	r = ibv_post_send(r4.qp, &wr, &bad);
+	if (!tap_ok(r == EINVAL && bad == &wr,
+		    "%s: ibv_post_send in RTS is EINVAL, *bad the WR", what))
+		tap_diag("  got %d (%s), *bad %s", r, strerror(r),
+			 bad == &wr ? "the WR" : bad ? "another" : "NULL");
+
+	/* the device's rendezvous, one at a time */
+	one = slot_sge(a.slot, 0, SLOT);
+	rndv_read1(&a, &one, 1, 64, 0, 2000,
+		   "RNDV READ of 2000 B into one SGE");
+	/* 16 B gaps between the pieces: they must keep the canary */
+	for (i = 0; i < 8; i++)
+		sge[i] = slot_sge(e.slot, i * (300 + 16), 300);
+	rndv_read1(&e, sge, 8, 32, 1, 2400,
+		   "RNDV READ of 2400 B into 8 SGEs of 300 B");
+	one = slot_sge(b.slot, 0, 1000);
+	rndv_read1(&b, &one, 1, 32, 2, 1000,
+		   "RNDV READ of 1000 B into a 1000 B buffer");
+	one = slot_sge(c.slot, 0, SLOT);
+	rndv_read1(&c, &one, 1, 48, 3, 0, "RNDV with rvh.len 0");
+
+	/* what the device leaves to software */
+	one = slot_sge(f.slot, 0, 999);
+	rndv_sw1(&f, &one, 64, 1000,
+		 "RNDV naming 1000 B, a 999 B buffer");
+	/* longer than max_rndv_hdr_size: unexpected, the tag stays */
+	add(&h, SIG, dev_cnt, "RNDV of 2 packets: its tag");
+	unexpected(&s4, &r4, IBV_TMH_RNDV, h.tag, 1500,
+		   "RNDV message of 1500 B (2 packets)");
+	del(h.handle, SIG, dev_cnt, IBV_WC_SUCCESS,
+	    "RNDV of 2 packets: the tag was not consumed");
+	sync_op(SIG | SYNC, dev_cnt, "RNDV of 2 packets: sync");
+
+	rndv_inflight();
+
+	/* matched rendezvous were not counted, an unexpected one is */
+	sync_op(SIG, 0, "rendezvous offload: matched RNDVs not counted");
+	unexpected(&s4, &r4, IBV_TMH_RNDV, NO_TAG | 9, 64,
+		   "RNDV without a tag on a QP without a send queue");
+	sync_op(SIG | SYNC, dev_cnt, "rendezvous offload: sync");
+
+	n = ibv_poll_cq(r4.scq, 1, &wc);
+	if (!tap_ret(n, 0, "%s: its send CQ got nothing", what) && n > 0)
+		tap_diag("  wr_id %#llx %s opcode %d",
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status), wc.opcode);
+	tap_ret(ibv_poll_cq(r4.rcq, 1, &wc), 0,
+		"%s: its own recv_cq got nothing", what);
+	tap_ret(ibv_poll_cq(s4.rcq, 1, &wc), 0,
+		"rendezvous offload: the sender got nothing but the FINs");
+	expect_none("rendezvous offload: nothing more on the SRQ's CQ");
+	tap_ok(!ibv_destroy_qp(s4.qp) && !ibv_destroy_qp(r4.qp) &&
+	       !ibv_destroy_cq(s4.scq) && !ibv_destroy_cq(s4.rcq) &&
+	       !ibv_destroy_cq(r4.scq) && !ibv_destroy_cq(r4.rcq),
+	       "rendezvous offload: destroy the pair and its CQs");
+	s4.qp = r4.qp = NULL;
+}
+
+/* The QP's state, polled every 5 ms until it is want or ms passed. */
+static int wait_state(struct ibv_qp *qp, int want, int ms)
+{
+	uint64_t end = dp_now_ms() + ms;
+	int st;
+
+	for (;;) {
+		st = qp_state(qp);
+		if (st == want || dp_now_ms() > end)
+			return st;
+		usleep(5000);
+	}
+}
+
+/*
+ * A rendezvous whose RVH names rkey, which the sender's responder
+ * refuses for a READ, on a fresh pair of its own (both QPs break):
+ * MATCH, then REM_ACCESS_ERR for the tag, no FIN, both QPs in ERROR.
+ */
+static void rndv_bad_rkey(uint32_t rkey, int tslot, const char *what)
+{
+	struct tag t = { .tag = 0x9200 + tslot, .mask = ~0ull,
+			 .id = 0x3c00 + tslot, .slot = tslot };
+	struct dp_qp s = { 0 }, r = { 0 };
+	uint8_t *fb = fbuf + NFIN * FIN_SLOT;
+	struct ibv_sge one = slot_sge(t.slot, 0, SLOT);
+	struct tm_want w;
+	struct ibv_wc wc;
+	struct tm_wc g;
+	struct rndv m;
+	int n, st;
+
+	qp_make(&s, NULL);
+	qp_make_tm(&r, what);
+	connect2(&s, &r);
+	add_sg(&t, &one, 1, what);
+	memset(fb, CANARY, FIN_SLOT);
+	n = dp_post_recv1(s.qp, 0x7000, fb, FIN_SLOT, fmr->lkey);
+	if (n)
+		tap_bail("ibv_post_recv on the sender: %s", strerror(n));
+	rndv_build(&m, 0, t.tag, 64, rndv_src(4, 1000), rkey, 1000);
+	/* acknowledged before the READ's NAK, or flushed by it */
+	if (rndv_post(&s, &m, what)) {
+		n = dp_poll(s.scq, &wc, 1, DP_WAIT_MS);
+		if (!tap_ok(n == 1 && wc.wr_id == m.send_id &&
+			    (wc.status == IBV_WC_SUCCESS ||
+			     wc.status == IBV_WC_WR_FLUSH_ERR),
+			    "%s: the sender's SEND completes (SUCCESS, or flushed once its QP failed)",
+			    what))
+			tap_diag("  %d completions; wr_id %#llx %s", n,
+				 (unsigned long long)wc.wr_id,
+				 n == 1 ? ibv_wc_status_str(wc.status) : "-");
+		else
+			tap_diag("  the SEND: %s", ibv_wc_status_str(wc.status));
+	}
+	w = want_rndv_match(&r, &t, &m);
+	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH only, byte_len 0, tag, app_ctx",
+		  what);
+	n = dp_poll_ex(tcq, 1, read_wc, &g);
+	if (!tap_ok(n == 1 && g.wr_id == t.id &&
+		    g.status == IBV_WC_REM_ACCESS_ERR &&
+		    g.qp_num == r.qp->qp_num,
+		    "%s: the READ fails: REM_ACCESS_ERR for the tag's wr_id %#llx",
+		    what, (unsigned long long)t.id)) {
+		if (n == 1)
+			tm_diag("got", &g);
+		else
+			tap_diag("  no completion within %d ms", DP_WAIT_MS);
+	}
+	tap_ret(wait_state(r.qp, IBV_QPS_ERR, 2000), IBV_QPS_ERR,
+		"%s: the receiving QP in ERROR", what);
+	st = wait_state(s.qp, IBV_QPS_ERR, 2000);
+	tap_ret(st, IBV_QPS_ERR,
+		"%s: the sender's QP in ERROR within 2 s (its responder NAKed the READ)",
+		what);
+	/* the FIN's receive WQE is flushed, if anything */
+	n = dp_poll(s.rcq, &wc, 1, 200);
+	if (!tap_ok(n == 0 || (n == 1 && wc.wr_id == 0x7000 &&
+			       wc.status == IBV_WC_WR_FLUSH_ERR),
+		    "%s: no FIN at the sender (its receive WQE unused or flushed)",
+		    what))
+		tap_diag("  wr_id %#llx %s byte_len %u",
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status), wc.byte_len);
+	expect_none("%s: nothing more on the SRQ's CQ", what);
+	tap_ret(ibv_poll_cq(r.scq, 1, &wc) + ibv_poll_cq(r.rcq, 1, &wc), 0,
+		"%s: the receiving QP's own CQs got nothing", what);
+	tap_ok(!ibv_destroy_qp(s.qp) && !ibv_destroy_qp(r.qp) &&
+	       !ibv_destroy_cq(s.scq) && !ibv_destroy_cq(s.rcq) &&
+	       !ibv_destroy_cq(r.scq) && !ibv_destroy_cq(r.rcq),
+	       "%s: destroy the pair and its CQs", what);
+}
+
+static void rndv_errors(void)
+{
+	rndv_bad_rkey(xmr->rkey ^ 0x100, 42,
+		      "RNDV naming rkey ^ 0x100 (no MR)");
+	rndv_bad_rkey(xmr_local->rkey, 43,
+		      "RNDV naming an MR without REMOTE_READ");
 }
 
 /*
@@ -1190,13 +1812,17 @@ static void teardown(void)
 	for (i = 0, bad = 0; i < 4; i++)
 		bad += !!ibv_destroy_cq(q[i]->scq) + !!ibv_destroy_cq(q[i]->rcq);
 	tap_ret(bad, 0, "destroy the QPs' 8 CQs");
-	tap_ok(!ibv_dereg_mr(smr) && !ibv_dereg_mr(rmr), "deregister the MRs");
+	tap_ok(!ibv_dereg_mr(smr) && !ibv_dereg_mr(rmr) && !ibv_dereg_mr(xmr) &&
+	       !ibv_dereg_mr(xmr_local) && !ibv_dereg_mr(fmr),
+	       "deregister the MRs");
 	tap_ret_errno(ibv_dealloc_pd(dev.pd), 0, "dealloc the PD");
 	dev.pd = NULL;
 	tap_ret_errno(ibv_close_device(dev.ctx), 0, "close the device");
 	dev.ctx = NULL;
 	free(sbuf);
 	free(rbuf);
+	free(xbuf);
+	free(fbuf);
 }
 
 int main(void)
@@ -1214,6 +1840,14 @@ int main(void)
 	smr = dp_reg(dev.pd, sbuf, SLOT,
 		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	rmr = dp_reg(dev.pd, rbuf, SLOT * NSLOT, IBV_ACCESS_LOCAL_WRITE);
+	/* what rendezvous senders offer, readable or not; their FIN buffers */
+	xbuf = dp_alloc(SLOT * XREGIONS);
+	xmr = dp_reg(dev.pd, xbuf, SLOT * XREGIONS,
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	xmr_local = dp_reg(dev.pd, xbuf, SLOT * XREGIONS,
+			   IBV_ACCESS_LOCAL_WRITE);
+	fbuf = dp_alloc(SLOT);
+	fmr = dp_reg(dev.pd, fbuf, SLOT, IBV_ACCESS_LOCAL_WRITE);
 	tcq = ibv_create_cq_ex(dev.ctx, &ca);
 	if (!tap_ok(tcq && tcq->read_tm_info,
 		    "ibv_create_cq_ex with IBV_WC_EX_WITH_TM_INFO, read_tm_info installed"))
@@ -1237,11 +1871,13 @@ int main(void)
 	phase();
 	not_tagged();
 	rndv_match();
+	rndv_offload();
 	two_qps();
 	limits();
 	masks();
 	rnr();
 	plain_cq();
+	rndv_errors();
 	teardown();
 	return tap_done();
 }

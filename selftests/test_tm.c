@@ -12,7 +12,8 @@
  *  1. tm_caps exactly (64 B rendezvous header, 1024 tags, RC, 256 ops,
  *     8 SGEs); rxe2 without tag matching is a failure, not a skip;
  *  2. ibv_create_srq_ex: no CQ, 0 or too many tags or ops EINVAL, the
- *     maxima accepted;
+ *     maxima accepted; a UD or a UC QP on a TM SRQ is EOPNOTSUPP (tag
+ *     matching is RC's), no QP created;
  *  3. list operations: EOPNOTSUPP on a basic SRQ; 9 SGEs, an unknown
  *     opcode or flag EINVAL and a list longer than max_ops ENOMEM, *bad
  *     naming the op, the ops before it performed; signaled ops complete
@@ -56,7 +57,13 @@
  * 14. rendezvous READ with a bad rkey (one naming no MR, one of an MR
  *     without REMOTE_READ), each on a fresh pair of its own: MATCH, then
  *     REM_ACCESS_ERR for the tag, no FIN, both QPs in ERROR;
- * 15. the QPs' own receive CQs stay empty; everything destroyed.
+ * 15. an unexpected message that fails mid-way is not counted: on a
+ *     fresh pair of its own, a 3-packet EAGER for no tag into the only
+ *     SRQ WQE (100 B): LOC_LEN_ERR for that WQE, the receiving QP in
+ *     ERROR, REM_INV_REQ_ERR at the sender, nothing else on the SRQ's
+ *     CQ; the counts stay equal: an ADD completes without TM_SYNC_REQ
+ *     and a message from a healthy pair matches its tag;
+ * 16. the QPs' own receive CQs stay empty; everything destroyed.
  */
 #include <endian.h>
 #include <errno.h>
@@ -671,6 +678,31 @@ static void create_errors(void)
 	} else {
 		tap_diag("  %s", strerror(errno));
 		tap_ok(false, "... destroy it (not created)");
+	}
+}
+
+/*
+ * Tag matching is RC's (tm_caps.flags IBV_TM_CAP_RC): a UD or UC QP on
+ * the TM SRQ is EOPNOTSUPP and nothing is created.
+ */
+static void rc_only(void)
+{
+	static const struct {
+		enum ibv_qp_type type;
+		const char *name;
+	} t[] = { { IBV_QPT_UD, "UD" }, { IBV_QPT_UC, "UC" } };
+	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_recv_wr = 32,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp *qp;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		errno = 0;
+		qp = dp_create_qp(&dev, t[i].type, s1.scq, s1.rcq, srq, &cap);
+		if (!tap_null_errno(qp, EOPNOTSUPP,
+				    "create a %s QP on the TM SRQ: EOPNOTSUPP (RC only), no QP",
+				    t[i].name) && qp)
+			ibv_destroy_qp(qp);
 	}
 }
 
@@ -1793,6 +1825,86 @@ static void plain_cq(void)
 	tap_ret_errno(ibv_destroy_cq(cq), 0, "TM SRQ 2: destroy its CQ");
 }
 
+/*
+ * An unexpected message that never completes is not counted: on a pair of
+ * its own (s5, and r5 on the main SRQ with a send queue of its own), the
+ * only SRQ WQE holds 100 B and an EAGER of 2600 B (3 packets) for no tag
+ * arrives.  Its first packet does not fit: LOC_LEN_ERR for that SRQ WQE,
+ * r5 to ERROR, REM_INV_REQ_ERR at the sender, the rest never placed.  The
+ * device's count stays where it was (the model's dev_cnt too): an ADD in
+ * sync completes without TM_SYNC_REQ and s1's message for its tag
+ * matches it.  Called with no tag live and no SRQ WQE posted.
+ */
+static void unexp_abort(void)
+{
+	const char *what = "unexpected EAGER failing mid-message";
+	struct tag t = { .tag = 0x9300, .mask = ~0ull, .id = 0x3d01,
+			 .slot = 44 };
+	struct ibv_sge sge = slot_sge(WQE_SLOT, 0, 100);
+	struct ibv_recv_wr rw = { .wr_id = wqe_id++, .sg_list = &sge,
+				  .num_sge = 1 }, *rbad;
+	struct dp_qp s5 = { 0 }, r5 = { 0 };
+	struct dp_wc_want dw;
+	struct ibv_wc wc;
+	struct tm_wc g;
+	uint64_t sid;
+	int n, r;
+
+	qp_make(&s5, NULL);
+	qp_make(&r5, srq);
+	connect2(&s5, &r5);
+	/* the premise: the counts equal, as the device has them */
+	sync_op(SIG | SYNC, dev_cnt, "before the failing message: sync");
+
+	memset(slot(WQE_SLOT), CANARY, SLOT);
+	r = ibv_post_srq_recv(srq, &rw, &rbad);
+	if (r)
+		tap_bail("ibv_post_srq_recv on the TM SRQ: %s", strerror(r));
+	build(IBV_TMH_EAGER, NO_TAG | 10, 2600);
+	sid = send_id++;
+	r = dp_post_send1(s5.qp, sid, IBV_WR_SEND, sbuf, 2600, smr->lkey, 0,
+			  0, 0);
+	tap_ret_errno(r, 0, "%s: post the 2600 B SEND (3 packets)", what);
+
+	n = dp_poll_ex(tcq, 1, read_wc, &g);
+	if (!tap_ok(n == 1 && g.wr_id == rw.wr_id &&
+		    g.status == IBV_WC_LOC_LEN_ERR &&
+		    g.qp_num == r5.qp->qp_num,
+		    "%s: LOC_LEN_ERR for the 100 B SRQ WQE %#llx on the receiving QP",
+		    what, (unsigned long long)rw.wr_id)) {
+		if (n == 1)
+			tm_diag("got", &g);
+		else
+			tap_diag("  no completion within %d ms", DP_WAIT_MS);
+	}
+	dw = dp_want(sid, -1);
+	dw.status = IBV_WC_REM_INV_REQ_ERR;
+	dw.qp_num = s5.qp->qp_num;
+	dp_expect(s5.scq, &dw, "%s: REM_INV_REQ_ERR at the sender", what);
+	tap_ret(wait_state(r5.qp, IBV_QPS_ERR, 2000), IBV_QPS_ERR,
+		"%s: the receiving QP in ERROR", what);
+	tap_ret(wait_state(s5.qp, IBV_QPS_ERR, 2000), IBV_QPS_ERR,
+		"%s: the sender's QP in ERROR", what);
+	tap_ok(dp_verify_byte(slot(WQE_SLOT) + 100, SLOT - 100, CANARY) < 0,
+	       "%s: nothing written past the SRQ WQE's 100 B", what);
+	/* the receiver's flush has no receive WQE of its own to complete */
+	expect_none("%s: nothing more on the SRQ's CQ", what);
+	tap_ret(ibv_poll_cq(r5.scq, 1, &wc) + ibv_poll_cq(r5.rcq, 1, &wc), 0,
+		"%s: the receiving QP's own CQs got nothing", what);
+
+	/* not counted: dev_cnt stays, the counts are still equal */
+	add(&t, SIG, 0, "after the failed message, not counted");
+	eager(&s1, &r1, &t, t.tag, 200,
+	      "after the failed message: the tag added in sync matches");
+	del(t.handle, 0, 0, IBV_WC_TM_ERR,
+	    "after the failed message: the tag is consumed");
+
+	tap_ok(!ibv_destroy_qp(s5.qp) && !ibv_destroy_qp(r5.qp) &&
+	       !ibv_destroy_cq(s5.scq) && !ibv_destroy_cq(s5.rcq) &&
+	       !ibv_destroy_cq(r5.scq) && !ibv_destroy_cq(r5.rcq),
+	       "%s: destroy the broken pair and its CQs", what);
+}
+
 static void teardown(void)
 {
 	struct dp_qp *q[] = { &s1, &r1, &s2, &r2 };
@@ -1864,6 +1976,7 @@ int main(void)
 	connect2(&s1, &r1);
 	connect2(&s2, &r2);
 
+	rc_only();
 	ops_errors();
 	ops_basic();
 	eager_tests();
@@ -1878,6 +1991,7 @@ int main(void)
 	rnr();
 	plain_cq();
 	rndv_errors();
+	unexp_abort();
 	teardown();
 	return tap_done();
 }

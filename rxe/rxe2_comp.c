@@ -583,6 +583,17 @@ static void rxe2_flush_rwqe(struct rxe2_qp *qp)
 		dp->have_rwqe = false;
 }
 
+/*
+ * The CQ a send completion goes to: a TM QP's READs complete buffers on
+ * the SRQ's CQ, its FINs go nowhere (NULL)
+ */
+static struct rxe2_cq *rxe2_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c)
+{
+	if (qp->tm_sq)
+		return rxe2_tm_sq_cq(qp, c);
+	return to_rcq(qp->ibqp.send_cq);
+}
+
 /* QP in ERROR: complete everything still queued, in order */
 void rxe2_flush(struct rxe2_qp *qp)
 {
@@ -622,7 +633,9 @@ void rxe2_flush(struct rxe2_qp *qp)
 			rxe2_sq_cqe(qp, idx, IB_WC_WR_FLUSH_ERR,
 				    info->state != RXE2_WQE_NEW, c);
 		}
-		if (c && !rxe2_cq_has_room(to_rcq(qp->ibqp.send_cq)))
+		/* a TM QP's FIN has no CQ to wait for */
+		if (c && rxe2_sq_cq(qp, c) &&
+		    !rxe2_cq_has_room(rxe2_sq_cq(qp, c)))
 			break;
 		if (!rxe2_sq_release(qp, c))
 			break;

@@ -351,6 +351,8 @@ int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len);
 void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 		   u32 opcode, u32 len, u32 flags, u32 ex, bool solicited);
 int rxe2_resp_get_rwqe(struct rxe2_qp *qp);
+void rxe2_recv_cqe_init(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
+			u64 wr_id, int status, u32 opcode, u32 len);
 void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 			bool solicited);
 
@@ -369,6 +371,8 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 		       u32 len, u32 flags, u32 ex, bool solicited);
 void rxe2_tm_msg_abort(struct rxe2_qp *qp);
+struct rxe2_cq *rxe2_tm_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c);
+void rxe2_tm_sq_flush(struct rxe2_qp *qp);
 bool rxe2_tm_sq_release(struct rxe2_qp *qp, const struct rxe2_send_wqe *w,
 			const struct rxe2_swqe_info *info,
 			const struct rxe2_cqe *cqe);

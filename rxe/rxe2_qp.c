@@ -81,6 +81,9 @@ static int rxe2_qp_inline_recv(struct rxe2_qp *qp,
 		return 0;
 	if (asked > RXE2_INLINE_RECV_MAX)
 		return -EINVAL;
+	/* a TM SRQ's completions carry tags, not data */
+	if (init->srq && init->srq->srq_type == IB_SRQT_TM)
+		return -EOPNOTSUPP;
 	/* a small CQ of a process has inline slots; others have none */
 	if ((init->recv_cq &&
 	     to_rcq(init->recv_cq)->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE) ||
@@ -197,6 +200,7 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 
 static void rxe2_qp_free_rings(struct rxe2_qp *qp)
 {
+	rxe2_tm_sq_flush(qp);	/* the SRQ's buffers outlive the QP */
 	if (qp->has_rq)
 		rxe2_ring_cleanup(&qp->rq);
 	rxe2_ring_cleanup(&qp->sq);
@@ -480,6 +484,7 @@ static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 {
 	if (new == IB_QPS_RESET) {
 		/* a reset QP forgets its queues and its attributes */
+		rxe2_tm_sq_flush(qp);
 		rxe2_ring_reset(&qp->sq);
 		if (qp->has_rq)
 			rxe2_ring_reset(&qp->rq);

@@ -167,22 +167,30 @@ void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 		rxe2_qp_pcount(qp, RXE2_PC_RDMA_RECVS, 1);
 }
 
+/*
+ * A receive completion of the QP, all else zero: the inline data area
+ * too, which may reach the process whole
+ */
+void rxe2_recv_cqe_init(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
+			u64 wr_id, int status, u32 opcode, u32 len)
+{
+	memset(ic, 0, sizeof(*ic));
+	ic->cqe.wr_id = wr_id;
+	ic->cqe.status = status;
+	ic->cqe.opcode = opcode;
+	ic->cqe.byte_len = len;
+	ic->cqe.qp_num = qp->ibqp.qp_num;
+	ic->cqe.port_num = RXE2_PORT;
+}
+
 void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 			  u32 opcode, u32 len, u32 flags, u32 ex, bool solicited)
 {
-	struct rxe2_cqe_inline ic = {
-		.cqe = {
-			.wr_id = wr_id,
-			.status = status,
-			.opcode = opcode,
-			.byte_len = len,
-			.ex = ex,
-			.qp_num = qp->ibqp.qp_num,
-			.wc_flags = flags,
-			.port_num = RXE2_PORT,
-		},
-	};
+	struct rxe2_cqe_inline ic;
 
+	rxe2_recv_cqe_init(qp, &ic, wr_id, status, opcode, len);
+	ic.cqe.wc_flags = flags;
+	ic.cqe.ex = ex;
 	rxe2_recv_cqe_post(qp, &ic, solicited);
 }
 

@@ -411,19 +411,11 @@ static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 			     bool solicited)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_cqe_inline ic = {
-		.cqe = {
-			.wr_id = wr_id,
-			.status = status,
-			.opcode = opcode,
-			.byte_len = len,
-			.ex = ex,
-			.qp_num = qp->ibqp.qp_num,
-			.wc_flags = flags,
-			.port_num = RXE2_PORT,
-		},
-	};
+	struct rxe2_cqe_inline ic;
 
+	rxe2_recv_cqe_init(qp, &ic, wr_id, status, opcode, len);
+	ic.cqe.wc_flags = flags;
+	ic.cqe.ex = ex;
 	if (dp->tm_kind == RXE2_TM_EAGER || dp->tm_kind == RXE2_TM_RNDV ||
 	    dp->tm_kind == RXE2_TM_RNDV_READ) {
 		ic.cqe.tm_tag = dp->tm_tag;
@@ -471,9 +463,15 @@ static enum rxe2_tm_kind rxe2_tm_rndv_plan(struct rxe2_qp *qp,
 
 	if (!(pkt->flags & RXE2_OPF_LAST))
 		return RXE2_TM_UNEXPECTED;
+	/*
+	 * Not for a SEND_WITH_INV: its invalidation may yet fail the
+	 * message after the READ is posted.  Not for a QP that was given
+	 * no READs (max_rd_atomic 0), nor outside RTS.
+	 */
 	if (qp->tm_sq && pkt->paylen >= RXE2_TM_FIN_LEN &&
+	    !(pkt->flags & RXE2_OPF_IETH) && qp->attr.max_rd_atomic &&
 	    qp->dp.tm_rndv < RXE2_TM_SQ_SLOTS / 2 &&
-	    qp->state >= IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+	    qp->state == IB_QPS_RTS) {
 		memcpy(&rvh, pkt->payload + sizeof(struct rxe2_tmh),
 		       sizeof(rvh));
 		if (e->len >= be32_to_cpu(rvh.len))
@@ -552,13 +550,16 @@ bool rxe2_tm_sq_release(struct rxe2_qp *qp, const struct rxe2_send_wqe *w,
 	unsigned long flags;
 	int ret;
 
-	if (w->opcode != IB_UVERBS_WR_RDMA_READ) {
+	/*
+	 * A READ is posted signalled: it always has a completion, whose
+	 * opcode comes from the ring when the requester never fetched it
+	 * (w is then an older WQE's copy).  The rest are FINs.
+	 */
+	if (!cqe || cqe->opcode != IB_WC_RDMA_READ) {
 		if (qp->dp.tm_rndv)
 			qp->dp.tm_rndv--;
 		return true;
 	}
-	if (!cqe)
-		return true;	/* posted signalled: not reached */
 	c.wr_id = cqe->wr_id;
 	c.status = cqe->status;
 	if (c.status == IB_WC_SUCCESS) {
@@ -683,6 +684,8 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 	}
 	rxe2_tm_recv_cqe(qp, wr_id, status, opcode, len, flags, ex, solicited);
 	spin_unlock_irqrestore(&tm->lock, irqflags);
+	/* a later receive WQE (a WRITE with immediate) is none of this */
+	dp->tm_kind = RXE2_TM_PLAIN;
 }
 
 /*
@@ -708,4 +711,47 @@ void rxe2_tm_msg_abort(struct rxe2_qp *qp)
 		if (e->seq > dp->tm_seq)
 			e->phase--;
 	spin_unlock_irqrestore(&srq->tm->lock, flags);
+}
+
+/* where a TM QP's send completion c goes: a READ's to the SRQ's CQ */
+struct rxe2_cq *rxe2_tm_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c)
+{
+	if (c && c->opcode == IB_WC_RDMA_READ)
+		return rxe2_tm_cq(to_rsrq(qp->ibqp.srq));
+	return NULL;
+}
+
+/*
+ * A TM QP's kernel SQ is about to be emptied without a flush (RESET,
+ * destroy): the READs still in it complete their buffers, which belong
+ * to the SRQ and were reported matched, with WR_FLUSH_ERR.
+ */
+void rxe2_tm_sq_flush(struct rxe2_qp *qp)
+{
+	struct rxe2_ring *r = &qp->sq;
+	struct rxe2_srq *srq;
+	struct rxe2_cqe c = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = RXE2_WC_TM_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = RXE2_PORT,
+	};
+	unsigned long flags;
+	u32 i;
+
+	if (!qp->tm_sq)
+		return;
+	srq = to_rsrq(qp->ibqp.srq);
+	spin_lock_irqsave(&srq->tm->lock, flags);
+	for (i = r->dev_index; i != r->client_index; i++) {
+		const struct rxe2_send_wqe *w = rxe2_ring_slot(r, i);
+
+		if (w->opcode != IB_UVERBS_WR_RDMA_READ)
+			continue;
+		c.wr_id = w->wr_id;
+		rxe2_cq_post(rxe2_tm_cq(srq), &c, false);
+	}
+	spin_unlock_irqrestore(&srq->tm->lock, flags);
+	qp->dp.tm_rndv = 0;
+	rxe2_cq_notify(rxe2_tm_cq(srq));
 }

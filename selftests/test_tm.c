@@ -532,20 +532,33 @@ static bool check_data(int s, const uint8_t *data, uint32_t len,
 	return check_scatter(s, &sge, 1, data, len, what);
 }
 
+/*
+ * The one completion of a message of len bytes (after the TMH, or all
+ * of it) that matched t on QP qp_num: MATCH|DATA_VALID, tag and app_ctx.
+ */
+static struct tm_want want_matched(const struct tag *t, uint32_t qp_num,
+				   uint32_t len, uint64_t tag, uint32_t ctx)
+{
+	struct tm_want w = want(t->id, IBV_WC_TM_RECV);
+
+	w.byte_len = len;
+	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
+	/* the spec names TM_SYNC_REQ for op completions only */
+	w.ignore = sync_req();
+	w.qp_num = qp_num;
+	w.tm = true;
+	w.tag = tag;
+	w.priv = ctx;
+	return w;
+}
+
 /* The message in sbuf (len bytes) matched t on to's QP; two TAP lines. */
 static void expect_match(struct dp_qp *to, const struct tag *t,
 			 uint32_t len, const char *what)
 {
-	struct tm_want w = want(t->id, IBV_WC_TM_RECV);
+	struct tm_want w = want_matched(t, to->qp->qp_num, len - TMH_LEN,
+					msg_tag, msg_ctx);
 
-	w.byte_len = len - TMH_LEN;
-	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
-	/* the spec names TM_SYNC_REQ for op completions only */
-	w.ignore = sync_req();
-	w.qp_num = to->qp->qp_num;
-	w.tm = true;
-	w.tag = msg_tag;
-	w.priv = msg_ctx;
 	expect_tm(&w, "%s: TM_RECV SUCCESS for wr_id %#llx, MATCH|DATA_VALID, byte_len %u, qp_num, tag %#llx, app_ctx",
 		  what, (unsigned long long)t->id, len - TMH_LEN,
 		  (unsigned long long)msg_tag);
@@ -840,13 +853,8 @@ static void eager_tests(void)
 	else
 		tap_ok(false, "%s: TM_ADD completion (ADD refused)", what);
 	send_msg(&s1, IBV_TMH_EAGER, t.tag, 1016, what);
-	w = want(t.id, IBV_WC_TM_RECV);
-	w.byte_len = 1000;
-	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
-	w.qp_num = r1.qp->qp_num;
-	w.tm = true;
-	w.tag = msg_tag;
-	w.priv = msg_ctx;
+	w = want_matched(&t, r1.qp->qp_num, 1000, msg_tag, msg_ctx);
+	w.ignore = 0;
 	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH|DATA_VALID, byte_len 1000, tag and app_ctx in host order",
 		  what);
 	check_scatter(t.slot, sge, 8, sbuf + TMH_LEN, 1000, what);
@@ -974,14 +982,9 @@ static void rndv_match(void)
 	rvh.len = htobe32(512);
 	memcpy(sbuf + TMH_LEN, &rvh, sizeof(rvh));
 	send_built(&s1, len, what);
-	w = want(t.id, IBV_WC_TM_RECV);
+	w = want_matched(&t, r1.qp->qp_num, len, msg_tag, msg_ctx);
 	w.status = IBV_WC_TM_RNDV_INCOMPLETE;
-	w.byte_len = len;
-	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
-	w.qp_num = r1.qp->qp_num;
-	w.tm = true;
-	w.tag = msg_tag;
-	w.priv = msg_ctx;
+	w.ignore = 0;
 	expect_tm(&w, "%s: TM_RECV RNDV_INCOMPLETE, MATCH|DATA_VALID, byte_len 64, tag, app_ctx",
 		  what);
 	check_data(t.slot, sbuf, len, "RNDV into a tag: TMH|RVH|rest");
@@ -1421,15 +1424,8 @@ static void rndv_sw1(struct tag *t, struct ibv_sge *sge, uint32_t len,
 	rndv_build(&m, 0, t->tag, len, rndv_src(0, rlen), xmr->rkey, rlen);
 	if (rndv_post(&s4, &m, what))
 		rndv_sent(&s4, &m, what);
-	w = want(t->id, IBV_WC_TM_RECV);
+	w = want_matched(t, r4.qp->qp_num, len, m.tag, m.ctx);
 	w.status = IBV_WC_TM_RNDV_INCOMPLETE;
-	w.byte_len = len;
-	w.flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
-	w.ignore = sync_req();
-	w.qp_num = r4.qp->qp_num;
-	w.tm = true;
-	w.tag = m.tag;
-	w.priv = m.ctx;
 	expect_tm(&w, "%s: TM_RECV RNDV_INCOMPLETE, MATCH|DATA_VALID, byte_len %u, tag, app_ctx",
 		  what, len);
 	check_scatter(t->slot, sge, 1, m.hdr, len, what);
@@ -1664,6 +1660,27 @@ static int wait_state(struct ibv_qp *qp, int want, int ms)
 }
 
 /*
+ * An error completion on the SRQ's CQ, for wr_id of the QP qp_num (an
+ * error's opcode and flags mean nothing); one TAP line.
+ */
+static void expect_tm_error(uint64_t wr_id, int status, uint32_t qp_num,
+			    const char *whose, const char *what)
+{
+	struct tm_wc g;
+	int n = dp_poll_ex(tcq, 1, read_wc, &g);
+
+	if (tap_ok(n == 1 && g.wr_id == wr_id && g.status == status &&
+		   g.qp_num == qp_num, "%s: %s for %s wr_id %#llx", what,
+		   ibv_wc_status_str(status), whose,
+		   (unsigned long long)wr_id))
+		return;
+	if (n == 1)
+		tm_diag("got", &g);
+	else
+		tap_diag("  no completion within %d ms", DP_WAIT_MS);
+}
+
+/*
  * A rendezvous whose RVH names rkey, which the sender's responder
  * refuses for a READ, on a fresh pair of its own (both QPs break):
  * MATCH, then REM_ACCESS_ERR for the tag, no FIN, both QPs in ERROR.
@@ -1677,7 +1694,6 @@ static void rndv_bad_rkey(uint32_t rkey, int tslot, const char *what)
 	struct ibv_sge one = slot_sge(t.slot, 0, SLOT);
 	struct tm_want w;
 	struct ibv_wc wc;
-	struct tm_wc g;
 	struct rndv m;
 	int n, st;
 
@@ -1707,17 +1723,8 @@ static void rndv_bad_rkey(uint32_t rkey, int tslot, const char *what)
 	w = want_rndv_match(&r, &t, &m);
 	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH only, byte_len 0, tag, app_ctx",
 		  what);
-	n = dp_poll_ex(tcq, 1, read_wc, &g);
-	if (!tap_ok(n == 1 && g.wr_id == t.id &&
-		    g.status == IBV_WC_REM_ACCESS_ERR &&
-		    g.qp_num == r.qp->qp_num,
-		    "%s: the READ fails: REM_ACCESS_ERR for the tag's wr_id %#llx",
-		    what, (unsigned long long)t.id)) {
-		if (n == 1)
-			tm_diag("got", &g);
-		else
-			tap_diag("  no completion within %d ms", DP_WAIT_MS);
-	}
+	expect_tm_error(t.id, IBV_WC_REM_ACCESS_ERR, r.qp->qp_num,
+			"the READ fails: the tag's", what);
 	tap_ret(wait_state(r.qp, IBV_QPS_ERR, 2000), IBV_QPS_ERR,
 		"%s: the receiving QP in ERROR", what);
 	st = wait_state(s.qp, IBV_QPS_ERR, 2000);
@@ -1846,9 +1853,8 @@ static void unexp_abort(void)
 	struct dp_qp s5 = { 0 }, r5 = { 0 };
 	struct dp_wc_want dw;
 	struct ibv_wc wc;
-	struct tm_wc g;
 	uint64_t sid;
-	int n, r;
+	int r;
 
 	qp_make(&s5, NULL);
 	qp_make(&r5, srq);
@@ -1866,17 +1872,8 @@ static void unexp_abort(void)
 			  0, 0);
 	tap_ret_errno(r, 0, "%s: post the 2600 B SEND (3 packets)", what);
 
-	n = dp_poll_ex(tcq, 1, read_wc, &g);
-	if (!tap_ok(n == 1 && g.wr_id == rw.wr_id &&
-		    g.status == IBV_WC_LOC_LEN_ERR &&
-		    g.qp_num == r5.qp->qp_num,
-		    "%s: LOC_LEN_ERR for the 100 B SRQ WQE %#llx on the receiving QP",
-		    what, (unsigned long long)rw.wr_id)) {
-		if (n == 1)
-			tm_diag("got", &g);
-		else
-			tap_diag("  no completion within %d ms", DP_WAIT_MS);
-	}
+	expect_tm_error(rw.wr_id, IBV_WC_LOC_LEN_ERR, r5.qp->qp_num,
+			"the 100 B SRQ WQE's", what);
 	dw = dp_want(sid, -1);
 	dw.status = IBV_WC_REM_INV_REQ_ERR;
 	dw.qp_num = s5.qp->qp_num;

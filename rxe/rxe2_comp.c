@@ -78,8 +78,7 @@ static void rxe2_sq_cqe(struct rxe2_qp *qp, u32 idx, int status, bool fetched,
 static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 {
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, qp->sq.dev_index);
-	struct rxe2_send_wqe *w = rxe2_swqe(qp, qp->sq.dev_index);
-	u32 op = w->opcode;
+	u32 op = rxe2_swqe(qp, qp->sq.dev_index)->opcode;
 
 	if (info->state == RXE2_WQE_DONE && info->status == IB_WC_SUCCESS &&
 	    (op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
@@ -91,7 +90,7 @@ static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 	rxe2_ring_dev_advance(&qp->sq);
 	/* a TM SRQ's rendezvous WQE completes a tagged buffer, or nothing */
 	if (qp->tm_sq)
-		return rxe2_tm_sq_release(qp, w, info, cqe);
+		return rxe2_tm_sq_release(qp, info, cqe);
 	return !cqe || !rxe2_cq_post(to_rcq(qp->ibqp.send_cq), cqe, false);
 }
 
@@ -566,7 +565,7 @@ static void rxe2_flush_rwqe(struct rxe2_qp *qp)
 
 	if (!dp->have_rwqe)
 		return;
-	rxe2_tm_msg_abort(qp);
+	rxe2_tm_msg_abort(qp, false);
 	wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
 	if (rxe2_qp_is_xrc_tgt(qp)) {
 		if (rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn,

@@ -370,10 +370,10 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 		 const struct rxe2_pkt *pkt);
 void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 		       u32 len, u32 flags, u32 ex, bool solicited);
-void rxe2_tm_msg_abort(struct rxe2_qp *qp);
+void rxe2_tm_msg_abort(struct rxe2_qp *qp, bool complete);
 struct rxe2_cq *rxe2_tm_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c);
 void rxe2_tm_sq_flush(struct rxe2_qp *qp);
-bool rxe2_tm_sq_release(struct rxe2_qp *qp, const struct rxe2_send_wqe *w,
+bool rxe2_tm_sq_release(struct rxe2_qp *qp,
 			const struct rxe2_swqe_info *info,
 			const struct rxe2_cqe *cqe);
 

@@ -61,7 +61,7 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	rxe2_resp_drop_holds(qp);
 	for (i = 0; dp->sinfo && i < qp->sq.num_slots; i++)
 		rxe2_mr_msg_end(dp->sinfo[i].hold, RXE2_WQE_MRS);
-	rxe2_tm_msg_abort(qp);
+	rxe2_tm_msg_abort(qp, true);
 	dp->have_rwqe = false;
 	dp->rcv_inline = false;
 	dp->sq_inline = false;
@@ -343,7 +343,7 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	if (rxe2_qp_acks(qp))
 		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
 	rxe2_resp_drop_holds(qp);
-	rxe2_tm_msg_abort(qp);
+	rxe2_tm_msg_abort(qp, false);
 	if (dp->have_rwqe) {
 		dp->have_rwqe = false;
 		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,

@@ -537,7 +537,7 @@ static bool rxe2_tm_rndv_read(struct rxe2_qp *qp, const struct rxe2_pkt *pkt,
  * (DATA_VALID, or the error), a FIN frees its rendezvous's room.  False
  * when the SRQ's CQ overflowed.
  */
-bool rxe2_tm_sq_release(struct rxe2_qp *qp, const struct rxe2_send_wqe *w,
+bool rxe2_tm_sq_release(struct rxe2_qp *qp,
 			const struct rxe2_swqe_info *info,
 			const struct rxe2_cqe *cqe)
 {
@@ -692,24 +692,34 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
  * The message the QP was receiving ends without its completion (the QP
  * failed, or was reset or destroyed): an unexpected one leaves the
  * counts, and the buffers added while it arrived stop waiting for it.
- * Called before the QP lets go of its receive WQE.
+ * complete: the caller posts no completion for the receive WQE (RESET,
+ * destroy): a matched buffer, which belongs to the SRQ and may have
+ * been reported matched, completes with WR_FLUSH_ERR here.  Called
+ * before the QP lets go of its receive WQE.
  */
-void rxe2_tm_msg_abort(struct rxe2_qp *qp)
+void rxe2_tm_msg_abort(struct rxe2_qp *qp, bool complete)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_srq *srq;
+	u8 kind = dp->tm_kind;
 	struct rxe2_tm_entry *e;
+	struct rxe2_srq *srq;
 	unsigned long flags;
 
-	if (!dp->have_rwqe || dp->tm_kind != RXE2_TM_UNEXPECTED)
+	if (!dp->have_rwqe || kind == RXE2_TM_PLAIN || kind == RXE2_TM_NO_TAG)
 		return;
 	dp->tm_kind = RXE2_TM_PLAIN;
 	srq = to_rsrq(qp->ibqp.srq);
 	spin_lock_irqsave(&srq->tm->lock, flags);
-	srq->tm->pending--;
-	list_for_each_entry(e, &srq->tm->posted, node)
-		if (e->seq > dp->tm_seq)
-			e->phase--;
+	if (kind == RXE2_TM_UNEXPECTED) {
+		srq->tm->pending--;
+		list_for_each_entry(e, &srq->tm->posted, node)
+			if (e->seq > dp->tm_seq)
+				e->phase--;
+	} else if (complete) {
+		rxe2_tm_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+				 IB_WC_WR_FLUSH_ERR, RXE2_WC_TM_RECV, 0, 0, 0,
+				 false);
+	}
 	spin_unlock_irqrestore(&srq->tm->lock, flags);
 }
 

@@ -63,10 +63,31 @@
  *     ERROR, REM_INV_REQ_ERR at the sender, nothing else on the SRQ's
  *     CQ; the counts stay equal: an ADD completes without TM_SYNC_REQ
  *     and a message from a healthy pair matches its tag;
- * 16. the QPs' own receive CQs stay empty; everything destroyed.
+ * 16. a rendezvous READ left in the kernel SQ, on fresh pairs of their
+ *     own (a fault rule drops the receiver's READ requests): after the
+ *     MATCH, RESET of the receiving QP, and in a second pair its
+ *     destroy, completes the tag's buffer with WR_FLUSH_ERR, exactly
+ *     once; no FIN at the sender; destroying the reset QP completes
+ *     nothing again;
+ * 17. a matched 3-packet EAGER cut off, on a fresh pair (the receiver
+ *     with a send queue of its own; a fault rule drops the sender's
+ *     SEND_LAST): MATCH (byte_len 0), no DATA_VALID; RESET of the
+ *     receiving QP completes the buffer with WR_FLUSH_ERR; the tag is
+ *     consumed;
+ * 18. RNDV on a QP without a send queue connected with max_rd_atomic 0
+ *     (fresh pair): handed to software, RNDV_INCOMPLETE with
+ *     MATCH|DATA_VALID, the whole message in the buffer, no FIN;
+ * 19. an unexpected message, then on the same QP (fresh pair) an RDMA
+ *     WRITE with immediate whose rkey names no MR: an error completion
+ *     for the SRQ WQE it took, REM_ACCESS_ERR at the sender, the QP in
+ *     ERROR; the counts stay as they were: on r1 an ADD completes
+ *     without TM_SYNC_REQ and a message for it matches;
+ * 20. the QPs' own receive CQs stay empty; everything destroyed.
+ * Fault rules are cleared after each check that sets one (and at exit).
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1902,6 +1923,380 @@ static void unexp_abort(void)
 	       "%s: destroy the broken pair and its CQs", what);
 }
 
+/* ------------------------------------------------------------------ */
+/* Cut-off messages and a failing WRITE with immediate, with faults    */
+/* ------------------------------------------------------------------ */
+
+/* RC BTH opcodes the fault rules name */
+#define OP_SEND_LAST	0x02
+#define OP_READ_REQ	0x0c
+
+static bool fault_live;
+
+/* writes one line (a rule, or "clear") to the device's fault file */
+static int fault_write(const char *line)
+{
+	char path[256];
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
+		 dev.name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	n = write(fd, line, strlen(line));
+	if (n < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* "clear": no rule outlives its check, a bail-out included */
+static void fault_clear(void)
+{
+	int r = fault_write("clear");
+
+	if (r)
+		tap_diag("  writing \"clear\" to the fault file: %s",
+			 strerror(r));
+	fault_live = false;
+}
+
+static void fault_atexit(void)
+{
+	if (fault_live)
+		fault_clear();
+}
+
+/* one rule alone in the fault file; one TAP line */
+static bool fault_rule(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static bool fault_rule(const char *what, const char *fmt, ...)
+{
+	static bool registered;
+	char line[256];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!registered && !atexit(fault_atexit))
+		registered = true;
+	fault_live = true;
+	fault_write("clear");
+	r = fault_write(line);
+	if (r)
+		fault_clear();
+	return tap_ret_errno(r, 0, "%s: fault rule \"%s\" accepted", what,
+			     line);
+}
+
+/* the fault file's content as a diagnostic (matched/fired counts) */
+static void fault_diag(const char *what)
+{
+	char path[256], buf[512], *nl;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
+		 dev.name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	tap_diag("  %s: the fault file reads \"%s\"", what, buf);
+}
+
+/* a pair's QPs (those not destroyed yet) and CQs; one TAP line */
+static void pair_destroy(struct dp_qp *s, struct dp_qp *r, const char *what)
+{
+	int bad = 0;
+
+	if (s->qp)
+		bad += !!ibv_destroy_qp(s->qp);
+	if (r->qp)
+		bad += !!ibv_destroy_qp(r->qp);
+	bad += !!ibv_destroy_cq(s->scq) + !!ibv_destroy_cq(s->rcq) +
+	       !!ibv_destroy_cq(r->scq) + !!ibv_destroy_cq(r->rcq);
+	s->qp = r->qp = NULL;
+	tap_ret(bad, 0, "%s: destroy the pair and its CQs", what);
+}
+
+/*
+ * A rendezvous READ left in the kernel SQ of a QP without a send queue
+ * (on a fresh pair of its own): the receiver's READ requests are
+ * dropped, so after the MATCH the READ (and the FIN fenced behind it)
+ * stays.  RESET (or, destroy: ibv_destroy_qp) of the receiver completes
+ * the tag's buffer with WR_FLUSH_ERR, once; no FIN reaches the sender.
+ * Matched, so not counted.
+ */
+static void rndv_left(bool destroy, int tslot, const char *what)
+{
+	struct tag t = { .tag = 0x9400 + tslot, .mask = ~0ull,
+			 .id = 0x3e00 + tslot, .slot = tslot };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct ibv_sge one = slot_sge(t.slot, 0, SLOT);
+	uint8_t *fb = fbuf + NFIN * FIN_SLOT;
+	struct dp_qp s = { 0 }, r = { 0 };
+	struct tm_want w;
+	struct ibv_wc wc;
+	struct rndv m;
+	uint32_t rqpn;
+	int n;
+
+	qp_make(&s, NULL);
+	qp_make_tm(&r, what);
+	connect2(&s, &r);
+	rqpn = r.qp->qp_num;
+	if (!fault_rule(what, "drop qpn=%u opcode=%d", rqpn, OP_READ_REQ)) {
+		pair_destroy(&s, &r, what);
+		return;
+	}
+	add_sg(&t, &one, 1, what);
+	memset(fb, CANARY, FIN_SLOT);
+	n = dp_post_recv1(s.qp, 0x7200 + tslot, fb, FIN_SLOT, fmr->lkey);
+	if (n)
+		tap_bail("ibv_post_recv on the sender: %s", strerror(n));
+	rndv_build(&m, 0, t.tag, 64, rndv_src(4, 1000), xmr->rkey, 1000);
+	/* acknowledged before the receiver is touched */
+	if (rndv_post(&s, &m, what))
+		rndv_sent(&s, &m, what);
+	w = want_rndv_match(&r, &t, &m);
+	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH only, byte_len 0, tag, app_ctx (the READ request dropped)",
+		  what);
+	fault_diag(what);
+	if (destroy) {
+		tap_ret_errno(ibv_destroy_qp(r.qp), 0,
+			      "%s: ibv_destroy_qp of the receiving QP, its READ in the kernel SQ",
+			      what);
+		r.qp = NULL;
+	} else {
+		tap_ret_errno(ibv_modify_qp(r.qp, &qa, IBV_QP_STATE), 0,
+			      "%s: ibv_modify_qp of the receiving QP to RESET, its READ in the kernel SQ",
+			      what);
+	}
+	expect_tm_error(t.id, IBV_WC_WR_FLUSH_ERR, rqpn,
+			"the READ left: the tag's", what);
+	expect_none("%s: exactly one completion: nothing more on the SRQ's CQ",
+		    what);
+	n = dp_poll_none(s.rcq, &wc, 100);
+	if (!tap_ret(n, 0, "%s: no FIN at the sender (its receive WQE unused)",
+		     what) && n > 0)
+		tap_diag("  wr_id %#llx %s byte_len %u",
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status), wc.byte_len);
+	fault_clear();
+	del(t.handle, 0, 0, IBV_WC_TM_ERR,
+	    destroy ? "READ left at destroy: the tag is consumed" :
+		      "READ left at RESET: the tag is consumed");
+	pair_destroy(&s, &r, what);
+	if (!destroy)
+		expect_none("%s: destroying the reset QP completes nothing again",
+			    what);
+}
+
+/*
+ * A matched 3-packet EAGER cut off: on a fresh pair (the receiver with a
+ * send queue of its own) the sender's SEND_LAST is dropped, every time
+ * it is sent again.  The MATCH comes at the first packet; RESET of the
+ * receiver then completes the buffer with WR_FLUSH_ERR (the SRQ's, and
+ * reported matched).  Matched, so not counted.
+ */
+static void eager_cut_off(void)
+{
+	const char *what = "3-packet EAGER cut off by RESET";
+	struct tag t = { .tag = 0x9500, .mask = ~0ull, .id = 0x3e10,
+			 .slot = 28 };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct dp_qp s = { 0 }, r = { 0 };
+	struct tm_want w;
+	uint32_t rqpn;
+	int rc;
+
+	qp_make(&s, NULL);
+	qp_make(&r, srq);
+	connect2(&s, &r);
+	rqpn = r.qp->qp_num;
+	if (!fault_rule(what, "drop qpn=%u opcode=%d", s.qp->qp_num,
+			OP_SEND_LAST)) {
+		pair_destroy(&s, &r, what);
+		return;
+	}
+	add(&t, SIG, 0, what);
+	build(IBV_TMH_EAGER, t.tag, 2600);
+	rc = dp_post_send1(s.qp, send_id++, IBV_WR_SEND, sbuf, 2600, smr->lkey,
+			   0, 0, 0);
+	tap_ret_errno(rc, 0,
+		      "%s: post the 2600 B SEND (3 packets, its SEND_LAST dropped)",
+		      what);
+	w = want(t.id, IBV_WC_TM_RECV);
+	w.byte_len = 0;
+	w.flags = IBV_WC_TM_MATCH;
+	w.ignore = sync_req();
+	w.qp_num = rqpn;
+	w.tm = true;
+	w.tag = msg_tag;
+	w.priv = msg_ctx;
+	expect_tm(&w, "%s: TM_RECV SUCCESS, MATCH only, byte_len 0, tag, app_ctx",
+		  what);
+	expect_none("%s: no DATA_VALID (the last packet never arrives)", what);
+	fault_diag(what);
+	tap_ret_errno(ibv_modify_qp(r.qp, &qa, IBV_QP_STATE), 0,
+		      "%s: ibv_modify_qp of the receiving QP to RESET mid-message",
+		      what);
+	expect_tm_error(t.id, IBV_WC_WR_FLUSH_ERR, rqpn,
+			"the matched buffer: the tag's", what);
+	expect_none("%s: nothing more on the SRQ's CQ", what);
+	fault_clear();
+	del(t.handle, 0, 0, IBV_WC_TM_ERR, "EAGER cut off: the tag is consumed");
+	pair_destroy(&s, &r, what);
+	expect_none("%s: destroying the reset QP completes nothing again",
+		    what);
+}
+
+/*
+ * A QP without a send queue connected with max_rd_atomic 0 may not READ:
+ * a matched one-packet RNDV is handed to software (RNDV_INCOMPLETE,
+ * MATCH|DATA_VALID, the whole message in the buffer), no FIN.  dp_conn's
+ * rd_atomic sets max_rd_atomic (RTS) and max_dest_rd_atomic (RTR) alike;
+ * nothing READs from the receiver, so 0 for both.
+ */
+static void rndv_no_rd_atomic(void)
+{
+	const char *what = "RNDV on a QP without a send queue, max_rd_atomic 0";
+	struct tag t = { .tag = 0x9600, .mask = ~0ull, .id = 0x3e20,
+			 .slot = 29 };
+	struct ibv_sge one = slot_sge(t.slot, 0, SLOT);
+	uint8_t *fb = fbuf + NFIN * FIN_SLOT;
+	struct dp_qp s = { 0 }, r = { 0 };
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	struct dp_conn c;
+	struct tm_want w;
+	struct ibv_wc wc;
+	struct rndv m;
+	int rc, n;
+
+	qp_make(&s, NULL);
+	qp_make_tm(&r, what);
+	dp_conn_default(&c);
+	rc = dp_connect(s.qp, &dev, &dev.gid, r.qp->qp_num, &c);
+	c.rd_atomic = 0;
+	if (!rc)
+		rc = dp_connect(r.qp, &dev, &dev.gid, s.qp->qp_num, &c);
+	if (rc)
+		tap_bail("connect (the receiver with rd_atomic 0): %s",
+			 strerror(rc));
+	memset(&qa, 0, sizeof(qa));
+	memset(&ia, 0, sizeof(ia));
+	rc = ibv_query_qp(r.qp, &qa, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC,
+			  &ia);
+	if (!tap_ok(!rc && qa.qp_state == IBV_QPS_RTS && !qa.max_rd_atomic,
+		    "%s: ibv_query_qp: RTS, max_rd_atomic 0", what))
+		tap_diag("  ret %d, state %d, max_rd_atomic %u", rc,
+			 qa.qp_state, qa.max_rd_atomic);
+
+	add_sg(&t, &one, 1, what);
+	memset(fb, CANARY, FIN_SLOT);
+	n = dp_post_recv1(s.qp, 0x7300, fb, FIN_SLOT, fmr->lkey);
+	if (n)
+		tap_bail("ibv_post_recv on the sender: %s", strerror(n));
+	rndv_build(&m, 0, t.tag, 64, rndv_src(3, 1000), xmr->rkey, 1000);
+	if (rndv_post(&s, &m, what))
+		rndv_sent(&s, &m, what);
+	w = want_matched(&t, r.qp->qp_num, 64, m.tag, m.ctx);
+	w.status = IBV_WC_TM_RNDV_INCOMPLETE;
+	expect_tm(&w, "%s: TM_RECV RNDV_INCOMPLETE, MATCH|DATA_VALID, byte_len 64, tag, app_ctx",
+		  what);
+	check_scatter(t.slot, &one, 1, m.hdr, 64, what);
+	n = dp_poll_none(s.rcq, &wc, 100);
+	if (!tap_ret(n, 0, "%s: no FIN: the sender's receive WQE stays unused",
+		     what) && n > 0)
+		tap_diag("  wr_id %#llx %s byte_len %u",
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status), wc.byte_len);
+	expect_none("%s: nothing more on the SRQ's CQ (no DATA_VALID)", what);
+	del(t.handle, 0, 0, IBV_WC_TM_ERR,
+	    "RNDV with max_rd_atomic 0: the tag is consumed");
+	n = ibv_poll_cq(r.scq, 1, &wc) + ibv_poll_cq(r.rcq, 1, &wc);
+	tap_ret(n, 0, "%s: the receiving QP's own CQs got nothing", what);
+	pair_destroy(&s, &r, what);
+}
+
+/*
+ * A completed unexpected message, then a WRITE with immediate that takes
+ * an SRQ WQE and fails (its rkey names no MR) on the same QP, on a fresh
+ * pair of its own: the message stays counted (the failure must not take
+ * it out of the counts again).  The counts, synced after the message,
+ * stay equal: on the healthy r1 an ADD completes without TM_SYNC_REQ and
+ * a message for it matches.
+ */
+static void write_imm_after_unexp(void)
+{
+	const char *what = "failing WRITE with immediate after an unexpected message";
+	struct tag t = { .tag = 0x9700, .mask = ~0ull, .id = 0x3e30,
+			 .slot = 30 };
+	struct dp_qp s = { 0 }, r = { 0 };
+	struct dp_wc_want dw;
+	struct ibv_wc wc;
+	struct tm_wc g;
+	uint64_t wqe, sid;
+	int rc, n;
+
+	qp_make(&s, NULL);
+	qp_make(&r, srq);
+	connect2(&s, &r);
+	unexpected(&s, &r, IBV_TMH_EAGER, NO_TAG | 11, 100,
+		   "WRITE with immediate after it: an EAGER without a tag");
+	sync_op(SIG | SYNC, dev_cnt,
+		"WRITE with immediate after an unexpected message: sync");
+
+	wqe = post_wqe();
+	sid = send_id++;
+	rc = dp_post_send1(s.qp, sid, IBV_WR_RDMA_WRITE_WITH_IMM, sbuf, 8,
+			   smr->lkey, (uintptr_t)xbuf, xmr->rkey ^ 0x100, 0);
+	tap_ret_errno(rc, 0,
+		      "%s: post an 8 B RDMA WRITE with immediate, rkey ^ 0x100 (no MR)",
+		      what);
+	n = dp_poll_ex(tcq, 1, read_wc, &g);
+	if (n == 1)
+		tap_diag("  the SRQ WQE's completion: %s",
+			 ibv_wc_status_str(g.status));
+	if (!tap_ok(n == 1 && g.wr_id == wqe && g.status != IBV_WC_SUCCESS &&
+		    g.qp_num == r.qp->qp_num,
+		    "%s: an error completion for the SRQ WQE %#llx it took",
+		    what, (unsigned long long)wqe)) {
+		if (n == 1)
+			tm_diag("got", &g);
+		else
+			tap_diag("  no completion within %d ms", DP_WAIT_MS);
+	}
+	dw = dp_want(sid, -1);
+	dw.status = IBV_WC_REM_ACCESS_ERR;
+	dw.qp_num = s.qp->qp_num;
+	dp_expect(s.scq, &dw, "%s: REM_ACCESS_ERR at the sender", what);
+	tap_ret(wait_state(r.qp, IBV_QPS_ERR, 2000), IBV_QPS_ERR,
+		"%s: the receiving QP in ERROR", what);
+	expect_none("%s: nothing more on the SRQ's CQ", what);
+	n = ibv_poll_cq(r.scq, 1, &wc) + ibv_poll_cq(r.rcq, 1, &wc);
+	tap_ret(n, 0, "%s: the receiving QP's own CQs got nothing", what);
+
+	/* the counts equal, as the model has them */
+	add(&t, SIG, 0, "after the failed WRITE with immediate, counts equal");
+	eager(&s1, &r1, &t, t.tag, 200,
+	      "after the failed WRITE with immediate: a tag added in sync matches");
+	del(t.handle, 0, 0, IBV_WC_TM_ERR,
+	    "after the failed WRITE with immediate: the tag is consumed");
+	pair_destroy(&s, &r, what);
+}
+
 static void teardown(void)
 {
 	struct dp_qp *q[] = { &s1, &r1, &s2, &r2 };
@@ -1989,6 +2384,11 @@ int main(void)
 	plain_cq();
 	rndv_errors();
 	unexp_abort();
+	rndv_left(false, 45, "RNDV READ left at RESET");
+	rndv_left(true, 46, "RNDV READ left at destroy");
+	eager_cut_off();
+	rndv_no_rd_atomic();
+	write_imm_after_unexp();
 	teardown();
 	return tap_done();
 }

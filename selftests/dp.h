@@ -164,6 +164,12 @@ const char *dp_status_str(int status);
 int dp_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * One line (a rule, or "clear") written to the device's fault file
+ * (rxe2_fault.c): 0 or the errno of the open or write.
+ */
+int dp_fault_write(const struct dp_dev *d, const char *line);
+
+/*
  * Whether `rdma resource show RES` of device DEV (port 1 and FILTER,
  * e.g. "lqpn 17", when FILTER is not "") with -dd has the driver detail
  * "NAME V" (the rdma tool prints it as drv_NAME) exactly.

@@ -64,24 +64,13 @@ static struct ibv_mr *amr, *bmr;
 /* writes one rule (or "clear"); 0 or the write's errno */
 static int rule(const char *fmt, ...)
 {
-	char path[256], line[256];
+	char line[256];
 	va_list ap;
-	ssize_t n;
-	int fd, err = 0;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 dev.name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	n = write(fd, line, strlen(line));
-	if (n < 0)
-		err = errno;
-	close(fd);
-	return err;
+	return dp_fault_write(&dev, line);
 }
 
 static bool set_rule(const char *fmt, ...)

@@ -1933,23 +1933,9 @@ static void unexp_abort(void)
 
 static bool fault_live;
 
-/* writes one line (a rule, or "clear") to the device's fault file */
 static int fault_write(const char *line)
 {
-	char path[256];
-	ssize_t n;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 dev.name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	n = write(fd, line, strlen(line));
-	if (n < 0)
-		err = errno;
-	close(fd);
-	return err;
+	return dp_fault_write(&dev, line);
 }
 
 /* "clear": no rule outlives its check, a bail-out included */

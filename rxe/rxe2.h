@@ -303,6 +303,7 @@ extern const struct ib_device_ops rxe2_flow_counters_ops;
 extern const struct ib_device_ops rxe2_wq_ops;
 void rxe2_flows_init(struct rxe2_dev *rdev);
 void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
+void rxe2_flows_fini(struct rxe2_dev *rdev);
 /* which port counter each source counter is */
 extern u8 rxe2_stat_of_pc[RXE2_PC_NUM];
 extern u8 rxe2_stat_of_dp[RXE2_DPC_NUM];

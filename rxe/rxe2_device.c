@@ -410,8 +410,9 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(rdev->pcnt);
 	WARN_ON(!xa_empty(&rdev->counters));	/* ib_core freed them all */
 	xa_destroy(&rdev->counters);
-	/* ib_core destroyed every flow, and the last one took the hooks */
-	WARN_ON(!list_empty(&rdev->flows) || rdev->flow_hooked);
+	/* ib_core destroyed every flow */
+	WARN_ON(!list_empty(&rdev->flows));
+	rxe2_flows_fini(rdev);
 	netdev_put(rdev->ndev, &rdev->ndev_tracker);
 }
 

@@ -5,8 +5,9 @@
  * A NIC steers a frame to a QP with match tables; we see every frame of
  * the netdev through two netfilter hooks of the netdev family, ingress
  * (frames arriving) and egress (frames leaving, for sniffers).  They are
- * registered while the device has a flow, so a device without flows
- * costs the netdev nothing.
+ * registered at the device's first flow and stay until the device or
+ * the netdev goes (see rxe2_destroy_flow()), so a device that never had
+ * a flow costs the netdev nothing.
  *
  * What a frame meets, in this order (one list, kept sorted so):
  *  - SNIFFER flows: every frame both ways, a copy each;
@@ -590,6 +591,20 @@ void rxe2_flows_init(struct rxe2_dev *rdev)
 	INIT_LIST_HEAD(&rdev->flows);
 }
 
+/*
+ * The device goes (ib_core destroyed its flows): the hooks its first
+ * flow put on a netdev still there come off.  ib_core calls us under
+ * its unregistration lock, never under RTNL.
+ */
+void rxe2_flows_fini(struct rxe2_dev *rdev)
+{
+	rtnl_lock();
+	mutex_lock(&rdev->flow_mutex);
+	rxe2_flow_unhook_locked(rdev);
+	mutex_unlock(&rdev->flow_mutex);
+	rtnl_unlock();
+}
+
 /* ------------------------------------------------------------------ */
 /* The verbs                                                           */
 /* ------------------------------------------------------------------ */
@@ -703,13 +718,18 @@ static int rxe2_destroy_flow(struct ib_flow *ibflow)
 	struct rxe2_dev *rdev = to_rdev(ibflow->device);
 	struct rxe2_flow *fl = to_rflow(ibflow);
 
-	rtnl_lock();
+	/*
+	 * The hooks stay when the last flow goes (rxe2_flows_fini() and
+	 * the netdev's removal take them off).  Registering and
+	 * unregistering them flips static keys of the stack's receive and
+	 * transmit paths, which patches kernel text on every CPU; under
+	 * QEMU's TCG a CPU sending at that moment was seen trapping on the
+	 * half-patched site (int3 in __dev_queue_xmit) while flows churned.
+	 */
 	mutex_lock(&rdev->flow_mutex);
 	list_del_rcu(&fl->node);
-	if (!--rdev->nflows)
-		rxe2_flow_unhook_locked(rdev);
+	rdev->nflows--;
 	mutex_unlock(&rdev->flow_mutex);
-	rtnl_unlock();
 	/* a hook may still hold it, and its QP, until the grace period */
 	kfree_rcu(fl, rcu);
 	return 0;

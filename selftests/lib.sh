@@ -336,7 +336,9 @@ xwire_check() {
 		{
 			pkts++
 			seen[$6] = 1
-			if ($5 != 4791) bad = bad " dport " $5
+			if ($5 != 4791)
+				bad = bad " dport " $5 " (" $2 "." $3 " > " \
+				      $4 ", opcode " $6 ", at " $1 ")"
 			if ((fam == 6) != ($2 ~ /:/)) bad = bad " IPv" (fam == 6 ? 4 : 6)
 			if ($7 == "UNKNOWN") bad = bad " opcode 0x" $6
 			if ($7 ~ /^UD_/ && $8 != "000001") bad = bad " UD to QP 0x" $8

@@ -610,6 +610,41 @@ static void rq_atomics(struct rq_pair *p)
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * Inline-receive on an RC QP of a tag matching SRQ is EOPNOTSUPP: the
+ * SRQ's CQ gets its receive completions, with tags instead of data,
+ * however small that CQ is (this one has inline slots).
+ */
+static void tm_srq_refused(struct ibv_qp_init_attr_ex *a,
+			   struct rxe2dv_qp_init_attr *dv)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM,
+		.pd = dev.pd,
+		.cq = a->recv_cq,
+		.tm_cap = { .max_num_tags = 4, .max_ops = 4 },
+	};
+	struct ibv_srq *srq = ibv_create_srq_ex(dev.ctx, &sa);
+	struct ibv_qp *qp;
+
+	if (!tap_ok(srq != NULL, "a tag matching SRQ on a small CQ"))
+		return;
+	a->srq = srq;
+	*dv = (struct rxe2dv_qp_init_attr){
+		.comp_mask = RXE2DV_QP_INIT_ATTR_MASK_INLINE_RECV,
+		.max_inl_recv = 16 };
+	qp = rxe2dv_create_qp(dev.ctx, a, dv, sizeof(*dv));
+	tap_null_errno(qp, EOPNOTSUPP,
+		       "an RC QP of a tag matching SRQ: EOPNOTSUPP");
+	if (qp)
+		ibv_destroy_qp(qp);
+	a->srq = NULL;
+	tap_ret(ibv_destroy_srq(srq), 0, "destroy the tag matching SRQ");
+}
+
 static void test_create(void)
 {
 	struct ibv_cq *cq = mk_cq(&dev, NULL);
@@ -685,6 +720,9 @@ static void test_create(void)
 			 dev.attr.max_cqe);
 	}
 	a.recv_cq = cq;
+
+	/* a tag matching SRQ's completions carry tags, not data */
+	tm_srq_refused(&a, &dv);
 
 	/* without the mask bit the field is neither read nor written */
 	dv = (struct rxe2dv_qp_init_attr){ .max_inl_recv = 1000 };

@@ -89,6 +89,10 @@ enum rxe2_dp_counter {
 	RXE2_DPC_SEND_ERR,		/* packets that could not be sent */
 	RXE2_DPC_LINK_DOWNED,		/* port ACTIVE -> DOWN */
 	RXE2_DPC_ACK_TIMEOUTS,		/* retry timer expired, resent */
+	RXE2_DPC_REORDER_HELD,		/* RC packets kept: came early */
+	RXE2_DPC_READ_REREQUESTS,	/* READs asked again for a part */
+	RXE2_DPC_RESEND_SKIPPED,	/* resends passed over: acked */
+	RXE2_DPC_TAIL_PROBES,		/* resent before the ACK timeout */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */

@@ -12,9 +12,10 @@
  * TCP does:
  *
  *  - The window (cwnd, in PSNs: a READ counts its responses) starts
- *    full, halves on a sequence NAK, falls to RXE2_CWND_MIN on a
- *    timeout, and grows back with what is acknowledged: by the acked
- *    count below ssthresh, by about one packet per window above it.
+ *    full, halves on a sequence NAK (once per window of losses), falls
+ *    to RXE2_CWND_MIN on a timeout, and grows back with what is
+ *    acknowledged: by the acked count below ssthresh, by about one
+ *    packet per window above it.
  *  - The timeout is the QP's Local ACK Timeout, or longer when the
  *    measured round trip says an ACK cannot be back yet: srtt + 4 x
  *    rttvar (RFC 6298), one sample at a time, none from a resent packet
@@ -41,6 +42,7 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 	dp->cwnd = RXE2_MAX_INFLIGHT;
 	dp->ssthresh = RXE2_MAX_INFLIGHT;
 	dp->cwnd_acc = 0;
+	dp->recovering = false;
 	dp->rtt_on = false;
 	dp->srtt_us = 0;
 	dp->rttvar_us = 0;
@@ -92,6 +94,9 @@ void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->rto_backoff = 0;
+	if (dp->recovering &&
+	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0)
+		dp->recovering = false;
 	if (dp->rtt_on && rxe2_psn_diff(dp->comp_psn, dp->rtt_psn) > 0)
 		rxe2_cc_sample(qp);
 	if (dp->cwnd >= RXE2_MAX_INFLIGHT)
@@ -115,11 +120,21 @@ static u32 rxe2_cc_half(struct rxe2_qp *qp)
 	return clamp_t(u32, flight / 2, RXE2_CWND_MIN, RXE2_MAX_INFLIGHT);
 }
 
-/* a sequence NAK: one packet lost, the rest of the path works */
+/*
+ * A sequence NAK: a packet lost, the rest of the path works.  The window
+ * shrinks once per window of losses (RFC 6582's recovery point): the
+ * NAKs for more losses among the packets already in flight say nothing
+ * new about the path, and halving for each of them left a few packets
+ * in flight on a link that loses one in a hundred.
+ */
 void rxe2_cc_seq_nak(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
+	if (dp->recovering)
+		return;
+	dp->recovering = true;
+	dp->recover_psn = dp->sent_psn;
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = dp->ssthresh;
 	dp->cwnd_acc = 0;
@@ -133,6 +148,9 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
+	/* NAKs for what was in flight then cut nothing more */
+	dp->recovering = true;
+	dp->recover_psn = dp->sent_psn;
 	if (dp->rto_backoff < RXE2_RTO_BACKOFF_MAX)
 		dp->rto_backoff++;
 }
@@ -158,4 +176,26 @@ unsigned long rxe2_cc_rto(struct rxe2_qp *qp)
 			(u64)RXE2_RTO_MAX_MS * NSEC_PER_MSEC);
 	return max_t(unsigned long, HZ / 50,
 		     nsecs_to_jiffies(max(attr_ns, meas_ns)));
+}
+
+/*
+ * A tail-loss probe: when nothing has been acknowledged for two measured
+ * round trips (at least 10 ms and a tick), the requester sends the first
+ * unacknowledged packet again before the ACK timeout, which may be many
+ * round trips longer (the Local ACK Timeout attribute is a floor).  A
+ * lost last packet, or a loss with too few behind it for the responder
+ * to NAK, then costs a probe, not a timeout.  The probe uses no retry
+ * and leaves the window alone.  0: no probe (no measurement yet, or the
+ * timeout comes as soon).
+ */
+unsigned long rxe2_cc_probe(struct rxe2_qp *qp, unsigned long rto)
+{
+	unsigned long pto;
+
+	if (!qp->dp.srtt_us || qp->dp.rto_backoff)
+		return 0;
+	/* at least 10 ms: a busy vCPU stalls a loopback ACK that long */
+	pto = max(usecs_to_jiffies(2 * qp->dp.srtt_us),
+		  msecs_to_jiffies(10)) + 1;
+	return pto < rto ? pto : 0;
 }

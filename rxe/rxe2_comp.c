@@ -201,7 +201,11 @@ static void rxe2_comp_retry_start(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	WRITE_ONCE(dp->retry_at, jiffies + rxe2_cc_rto(qp));
+	unsigned long rto = rxe2_cc_rto(qp), pto = rxe2_cc_probe(qp, rto);
+
+	/* a tail-loss probe first, when one is due before the timeout */
+	dp->probe_left = pto ? rto - pto : 0;
+	WRITE_ONCE(dp->retry_at, jiffies + (pto ?: rto));
 	WRITE_ONCE(dp->retry_live, true);
 	smp_mb();	/* live, then pending: pairs with rxe2_retry_timer() */
 	if (!timer_pending(&dp->retry_timer))
@@ -219,6 +223,9 @@ static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 {
 	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp_psn, old));
 	qp->dp.rewound = false;
+	if (qp->dp.reread_on &&
+	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0)
+		qp->dp.reread_on = false;
 	qp->dp.retry_left = qp->attr.retry_cnt;
 	qp->dp.rnr_left = qp->attr.rnr_retry;
 	if (qp->dp.comp_psn == qp->dp.req_psn)
@@ -384,6 +391,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	struct rxe2_swqe_info *info;
 	struct rxe2_send_wqe *w;
 	u32 i, off, d;
+	bool at_end;
 
 	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
 	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
@@ -442,11 +450,19 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 			return;
 		off = d * dp->mtu;
-		/* a READ asked again mid-way starts over with a FIRST */
-		if ((!first && d == 0) || last != (pkt->psn == info->last_psn))
+		at_end = pkt->psn == info->last_psn;
+		/*
+		 * A READ asked again mid-way starts over with a FIRST; one
+		 * asked again for a part (rxe2_comp_reread()) ends with a
+		 * LAST before the READ's own end, or that response comes
+		 * from the first stream as a MIDDLE.
+		 */
+		if ((!first && d == 0) ||
+		    (last != at_end &&
+		     !(dp->reread_on && pkt->psn == dp->reread_last)))
 			return;
-		if (last ? off + pkt->paylen != info->length :
-			   pkt->paylen != dp->mtu)
+		if (at_end ? off + pkt->paylen != info->length :
+			     pkt->paylen != dp->mtu)
 			return;
 		rxe2_sge_seek(&c, off);
 		if (!(first && last &&
@@ -460,7 +476,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			rxe2_qp_error(qp);
 			return;
 		}
-		if (last)
+		if (at_end)
 			info->state = RXE2_WQE_DONE;
 	}
 done:
@@ -480,9 +496,56 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	if (rxe2_psn_diff(psn, dp->req_psn) >= 0 &&
-	    rxe2_psn_diff(psn, dp->sent_psn) < 0)
-		psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
+	    rxe2_psn_diff(psn, dp->sent_psn) < 0) {
+		/*
+		 * The responder has more than was resent: it kept what
+		 * came after the loss.  Pass over that instead of sending
+		 * it again; a READ on the way stops the pass.
+		 */
+		rxe2_comp_ack_upto(qp, (dp->req_psn - 1) & RXE2_PSN_MASK);
+		rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK);
+		if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
+			psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
+	}
 	rxe2_comp_ack_upto(qp, psn);
+}
+
+/*
+ * READ responses from comp_psn up to (not including) upto are missing,
+ * and some after them are kept (rxe2_reorder.c): ask the READ for those
+ * only, once per gap (its answer or the retry timer comes next).  A gap
+ * that is not inside a READ (an atomic's ACK) goes back N as before.
+ */
+void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 i = rxe2_comp_head(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+	u32 last;
+
+	if (dp->reread_on && dp->reread_psn == dp->comp_psn)
+		return;
+	if (i == dp->req_next)
+		return;
+	if (rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    info->state != RXE2_WQE_SENT ||
+	    rxe2_psn_diff(dp->comp_psn, info->first_psn) < 0 ||
+	    rxe2_psn_diff(dp->comp_psn, info->last_psn) > 0) {
+		if (!dp->rewound) {
+			dp->rewound = true;
+			rxe2_req_rewind(qp, dp->comp_psn);
+		}
+		return;
+	}
+	last = rxe2_psn_diff(upto, info->last_psn) > 0 ? info->last_psn :
+	       (upto - 1) & RXE2_PSN_MASK;
+	if (!rxe2_req_reread(qp, i, dp->comp_psn,
+			     rxe2_psn_diff(last, dp->comp_psn) + 1))
+		return;
+	dp->reread_on = true;
+	dp->reread_psn = dp->comp_psn;
+	dp->reread_last = last;
+	rxe2_qp_dp_count(qp, RXE2_DPC_READ_REREQUESTS);
 }
 
 /* a response to our requests (RC); caller holds state_lock */
@@ -504,6 +567,33 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_comp_ack(qp, pkt->psn);
 	else
 		rxe2_comp_read_resp(qp, pkt);
+}
+
+/*
+ * The tail-loss probe (rxe2_cc_probe()): the first unacknowledged packet
+ * again, or, inside a READ, the READ for its missing responses; then
+ * the rest of the ACK timeout.  No retry is used, the window stays.
+ */
+static void rxe2_comp_probe(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 i = rxe2_comp_head(qp);
+	struct sk_buff *kept = skb_peek(&dp->ooo_resp);
+
+	rxe2_qp_dp_count(qp, RXE2_DPC_TAIL_PROBES);
+	WRITE_ONCE(dp->retry_at, jiffies + dp->probe_left);
+	dp->probe_left = 0;
+	if (i != dp->req_next &&
+	    rxe2_swqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ) {
+		dp->reread_on = false;	/* its answer was lost too */
+		rxe2_comp_reread(qp, kept ? rxe2_skb_cb(kept)->psn :
+				 (rxe2_sinfo(qp, i)->last_psn + 1) &
+				 RXE2_PSN_MASK);
+	} else {
+		rxe2_req_rewind(qp, dp->comp_psn);
+	}
+	if (!timer_pending(&dp->retry_timer))
+		mod_timer(&dp->retry_timer, dp->retry_at);
 }
 
 /* timer flags; caller holds state_lock */
@@ -529,6 +619,10 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	/* progress moved the deadline after the timer looked at it */
 	if (time_before(jiffies, READ_ONCE(dp->retry_at)))
 		return;
+	if (dp->probe_left) {
+		rxe2_comp_probe(qp);
+		return;
+	}
 	if (dp->retry_left == 0) {
 		rxe2_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;

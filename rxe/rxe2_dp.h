@@ -46,6 +46,11 @@ struct rxe2_skb_cb {
 	bool trusted;
 	bool flow;		/* a frame a flow took for a raw packet QP */
 	u32 flow_tag;		/* and that flow's tag (ACTION_TAG), or 0 */
+	/* kept out of order (rxe2_reorder.c): its PSN, and whether it is a
+	 * handed-over request (BTH to payload, no IP, UDP or ICRC)
+	 */
+	u32 psn;
+	bool loop;
 };
 
 /* RoCE packets name QPs by number; a raw packet QP takes none of them */
@@ -300,6 +305,8 @@ static inline bool rxe2_is_read_or_atomic(u32 op)
 /* rxe2_req.c */
 void rxe2_req_run(struct rxe2_qp *qp, int *budget);
 void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn);
+u32 rxe2_req_skip(struct rxe2_qp *qp, u32 to);
+bool rxe2_req_reread(struct rxe2_qp *qp, u32 idx, u32 psn, u32 npkts);
 /* READs and atomics sent and unanswered; caller holds state_lock */
 u32 rxe2_req_rd_inflight(struct rxe2_qp *qp);
 int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
@@ -307,6 +314,15 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 
 /* rxe2_comp.c */
 void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
+
+/* packets that came early on an RC QP (rxe2_reorder.c) */
+bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+void rxe2_reorder_check(struct rxe2_qp *qp);
+struct sk_buff *rxe2_reorder_next(struct rxe2_qp *qp);
+bool rxe2_reorder_ready(struct rxe2_qp *qp);
+void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb);
+void rxe2_reorder_purge(struct rxe2_qp *qp);
 void rxe2_comp_retire(struct rxe2_qp *qp);
 void rxe2_comp_timers(struct rxe2_qp *qp);
 void rxe2_comp_arm_retry(struct rxe2_qp *qp);
@@ -323,6 +339,7 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);
 unsigned long rxe2_cc_rto(struct rxe2_qp *qp);
+unsigned long rxe2_cc_probe(struct rxe2_qp *qp, unsigned long rto);
 
 /* rxe2_pace.c: IBV_QP_RATE_LIMIT */
 void rxe2_pace_init(struct rxe2_qp *qp);

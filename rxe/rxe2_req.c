@@ -446,6 +446,7 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 		return;		/* nothing sent from there yet */
 	rxe2_qp_dp_count(qp, RXE2_DPC_COMPLETER_RETRY);
 	rxe2_cc_resend(qp);
+	dp->reread_on = false;	/* the whole READ is asked again */
 	trace_rxe2_retransmit(qp->ibqp.device->index, qp->ibqp.qp_num, psn,
 			      dp->req_psn);
 	for (i = qp->sq.dev_index; i != old_next; i++) {
@@ -473,6 +474,84 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 	dp->req_psn = (rxe2_sinfo(qp, dp->req_next)->first_psn + d) &
 		      RXE2_PSN_MASK;
 	dp->req_noack = 0;
+}
+
+/*
+ * rxe2_req_skip() - after a go-back-N rewind the responder acknowledged
+ * packets not resent yet (an rxe2 responder keeps what came out of order,
+ * rxe2_reorder.c): pass over them, up to the PSN before "to", instead of
+ * sending them again.  Only SEND and WRITE packets are passed over; a
+ * READ or atomic stops the walk, as its answer, not an ACK, completes
+ * it.  Returns how many PSNs were passed over.
+ */
+u32 rxe2_req_skip(struct rxe2_qp *qp, u32 to)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 skipped = 0;
+
+	while (rxe2_psn_diff(dp->req_psn, to) < 0) {
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, dp->req_next);
+		u32 op = rxe2_swqe(qp, dp->req_next)->opcode;
+		u32 left, n;
+
+		if (info->state == RXE2_WQE_DONE && rxe2_is_local_op(op)) {
+			dp->req_next++;
+			continue;
+		}
+		if (info->state != RXE2_WQE_STARTED ||
+		    rxe2_is_read_or_atomic(op) || rxe2_is_local_op(op))
+			break;
+		left = rxe2_psn_diff(info->last_psn, dp->req_psn) + 1;
+		n = min_t(u32, left, rxe2_psn_diff(to, dp->req_psn));
+		dp->req_psn = (dp->req_psn + n) & RXE2_PSN_MASK;
+		skipped += n;
+		if (n < left) {
+			dp->req_offset += n * dp->mtu;
+			break;
+		}
+		dp->req_offset = 0;
+		dp->req_next++;
+		info->state = RXE2_WQE_SENT;
+	}
+	if (skipped) {
+		dp->req_noack = 0;
+		rxe2_qp_dp_count(qp, RXE2_DPC_RESEND_SKIPPED);
+	}
+	return skipped;
+}
+
+/*
+ * rxe2_req_reread() - ask the READ of SQ index idx again for npkts
+ * responses from psn (whose predecessors are here, and some after them
+ * too): a READ request with that PSN, the RETH moved to the first
+ * missing byte and as long as the missing part.  The requester's own
+ * position does not move.  False: no packet buffer.
+ */
+bool rxe2_req_reread(struct rxe2_qp *qp, u32 idx, u32 psn, u32 npkts)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+	u32 off = rxe2_psn_diff(psn, info->first_psn) * dp->mtu;
+	u8 op = rxe2_wire_op(qp, w->opcode, true, true);
+	const struct rxe2_opinfo *oi = &rxe2_opinfo[op];
+	struct rxe2_reth *r;
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+
+	bth = rxe2_tx_begin(qp, oi->hdr_len, 0, &skb);
+	if (!bth)
+		return false;
+	rxe2_bth_init(bth, op, false, 0, qp->attr.dest_qp_num, true, psn);
+	if (oi->flags & RXE2_OPF_XRCETH)
+		((struct rxe2_xrceth *)((void *)bth +
+		 rxe2_ext_off(oi->flags, RXE2_OPF_XRCETH)))->srqn =
+			htonl(w->xrc_srqn);
+	r = (void *)bth + rxe2_ext_off(oi->flags, RXE2_OPF_RETH);
+	rxe2_req_reth(w, info->length, off, r);
+	r->len = htonl(min_t(u32, npkts * dp->mtu, info->length - off));
+	rxe2_tx_finish(qp, &dp->av, dp->src_port, skb);
+	return true;
 }
 
 /*

@@ -342,16 +342,17 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 }
 
 /*
- * A request handed over by rxe2_qp_deliver_req(), in dp.lreq: our own
- * requester built it, but it may name a QP of another type (a peer that
- * points an RC QP at a UC QP's number), so opcode and length are checked
- * as for a packet.  False: drop.
+ * A request handed over by rxe2_qp_deliver_req(), in dp.lreq (or kept
+ * from there by rxe2_reorder_hold(), in an skb): our own requester built
+ * it, but it may name a QP of another type (a peer that points an RC QP
+ * at a UC QP's number), so opcode and length are checked as for a
+ * packet.  False: drop.
  */
-static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, u8 *buf, u32 len,
+			       struct rxe2_pkt *pkt)
 {
-	struct rxe2_bth *bth = (struct rxe2_bth *)qp->dp.lreq;
+	struct rxe2_bth *bth = (struct rxe2_bth *)buf;
 	const struct rxe2_opinfo *oi = &rxe2_opinfo[bth->opcode];
-	u32 len = qp->dp.lreq_len;
 	u32 apsn;
 
 	if (!(oi->flags & RXE2_OPF_VALID) || !(oi->flags & RXE2_OPF_REQ) ||
@@ -480,15 +481,21 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	struct rxe2_pkt pkt;
 	int budget = 256;
 	u32 smsn, psn;
+	bool kept;
 
 	while (budget--) {
 		/* READ responses still to send, a budget at a time */
 		if (qp->dp.rd_active)
 			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
+		/* a packet kept because it came early, whose turn it is */
+		skb = rxe2_reorder_next(qp);
+		kept = skb;
+		if (kept) {
+			what = RXE2_RX_SKB;
 		/* an empty queue costs no IRQ-off section */
-		if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
-		    !READ_ONCE(qp->dp.lack_valid) &&
-		    !READ_ONCE(qp->dp.lreq_len))
+		} else if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
+			   !READ_ONCE(qp->dp.lack_valid) &&
+			   !READ_ONCE(qp->dp.lreq_len)) {
 			break;
 		/*
 		 * A handed-over request needs no lock: the slot is filled
@@ -496,11 +503,12 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		 * queued, and only we free it.  (Before or after an ACK
 		 * does not matter.)
 		 */
-		if (!READ_ONCE(qp->dp.lack_valid) &&
-		    smp_load_acquire(&qp->dp.lreq_len))	/* then its bytes */
-			what = RXE2_RX_REQ;
-		else
+		} else if (!READ_ONCE(qp->dp.lack_valid) &&
+			   smp_load_acquire(&qp->dp.lreq_len)) {
+			what = RXE2_RX_REQ;	/* then its bytes */
+		} else {
 			what = rxe2_rx_next(qp, &skb, &smsn, &psn);
+		}
 		switch (what) {
 		case RXE2_RX_NONE:
 			goto out;
@@ -508,8 +516,10 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			rxe2_rx_loop_ack(qp, smsn, psn);
 			continue;
 		case RXE2_RX_REQ:
-			if (rxe2_rx_parse_loop(qp, &pkt)) {
-				if (!rxe2_rx_pkt(qp, &pkt))
+			if (rxe2_rx_parse_loop(qp, qp->dp.lreq,
+					       qp->dp.lreq_len, &pkt)) {
+				if (!rxe2_reorder_hold(qp, &pkt) &&
+				    !rxe2_rx_pkt(qp, &pkt))
 					return;	/* stays in the slot */
 				rxe2_rx_taken(qp, &pkt,
 					      RXE2_REQ_WIRE_LEN(qp->dp.lreq_len));
@@ -531,20 +541,36 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			kfree_skb(skb);
 			continue;
 		}
-		why = rxe2_rx_parse(qp, skb, &pkt);
+		if (kept && rxe2_skb_cb(skb)->loop)
+			why = rxe2_rx_parse_loop(qp, skb->data, skb->len, &pkt) ?
+			      RXE2_DROP_NUM : RXE2_DROP_MALFORMED;
+		else
+			why = rxe2_rx_parse(qp, skb, &pkt);
 		if (why != RXE2_DROP_NUM) {
 			rxe2_qp_dropped(qp, why);
 			kfree_skb(skb);
 			continue;
 		}
+		/* counted when it came, not again when its turn comes */
+		if (!kept && rxe2_reorder_hold(qp, &pkt)) {
+			rxe2_rx_taken(qp, &pkt, pkt.wire_len);
+			continue;
+		}
 		if (!rxe2_rx_pkt(qp, &pkt)) {
-			skb_queue_head(&qp->dp.rx_queue, skb);
+			if (kept)
+				rxe2_reorder_requeue(qp, skb);
+			else
+				skb_queue_head(&qp->dp.rx_queue, skb);
 			return;
 		}
-		rxe2_rx_taken(qp, &pkt, pkt.wire_len);
+		if (!kept)
+			rxe2_rx_taken(qp, &pkt, pkt.wire_len);
 		kfree_skb(skb);
 	}
 out:
-	if (budget < 0 && !skb_queue_empty(&qp->dp.rx_queue))
+	/* what is still kept past a gap after the run may be a loss */
+	rxe2_reorder_check(qp);
+	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
+			   rxe2_reorder_ready(qp)))
 		rxe2_qp_kick(qp);
 }

@@ -333,6 +333,8 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	init_completion(&dp->users_done);
 	dp->inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
+	__skb_queue_head_init(&dp->ooo_req);
+	__skb_queue_head_init(&dp->ooo_resp);
 	dp->lack_valid = false;
 	dp->lreq_len = 0;
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
@@ -374,6 +376,7 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	cancel_work_sync(&qp->dp.work);
 	skb_queue_purge(&qp->dp.rx_queue);
 	mutex_lock(&qp->state_lock);
+	rxe2_reorder_purge(qp);
 	rxe2_resp_reset(qp);
 	mutex_unlock(&qp->state_lock);
 }
@@ -402,6 +405,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	clear_bit(RXE2_QPF_RNR, &dp->flags);
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	skb_queue_purge(&dp->rx_queue);
+	rxe2_reorder_purge(qp);
 	WRITE_ONCE(dp->lack_valid, false);
 	WRITE_ONCE(dp->lreq_len, 0);
 	rxe2_resp_reset(qp);
@@ -412,6 +416,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->sent_psn = 0;
 	dp->req_noack = 0;
 	dp->rewound = false;
+	dp->reread_on = false;
 	dp->comp_psn = 0;
 	dp->resp_psn = 0;
 	dp->msn = 0;

@@ -589,6 +589,7 @@ struct rxe2_qp_dp {
 	struct timer_list retry_timer;
 	unsigned long retry_at;		/* deadline of the oldest unacked */
 	bool retry_live;		/* something sent is unacknowledged */
+	unsigned long probe_left;	/* retry_at is a probe's: then this */
 	struct timer_list rnr_timer;
 	/* packet pacing (rxe2_pace.c): 0 kbps is no limit */
 	u32 rate_kbps;
@@ -616,10 +617,17 @@ struct rxe2_qp_dp {
 	u32 sqd_stop;
 	bool sqd_drained;		/* every WQE before sqd_stop completed */
 	bool rewound;			/* went back for lost responses */
+	/* a READ asked again for PSNs reread_psn..reread_last only */
+	bool reread_on;
+	u32 reread_psn;
+	u32 reread_last;
+	struct sk_buff_head ooo_resp;	/* responses that came early */
 	/* the window and the ACK timeout (rxe2_cc.c) */
 	u32 cwnd;			/* PSNs in flight at most */
 	u32 ssthresh;			/* cwnd grows fast below this */
 	u32 cwnd_acc;			/* acked PSNs toward cwnd + 1 */
+	bool recovering;		/* cut for a NAK until recover_psn */
+	u32 recover_psn;		/* is acknowledged */
 	bool rtt_on;			/* rtt_psn's ACK is being timed */
 	u32 rtt_psn;
 	ktime_t rtt_start;
@@ -631,6 +639,7 @@ struct rxe2_qp_dp {
 	u32 resp_psn;			/* expected PSN */
 	u32 msn;
 	bool nak_sent;			/* PSN sequence NAK outstanding */
+	struct sk_buff_head ooo_req;	/* requests that came early */
 	u16 resp_op;			/* RXE2_OPF_SEND or _WRITE in progress */
 	bool in_msg;
 	bool have_rwqe;

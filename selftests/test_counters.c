@@ -24,8 +24,11 @@
  *     duplicate_request 3, each answered by an ACK;
  *  6. the requester's first packet lost (fault_tx_drop N, N chosen so
  *     that of the packets numbered 1..6 only the first is lost: the
- *     device's documented mix of the packet number): out_of_seq_request
- *     and rcvd_seq_err once, one go-back-N retry;
+ *     device's documented mix of the packet number): the other two are
+ *     kept (out_of_order_held 2), the last, which asks for an ACK, draws
+ *     the sequence NAK: out_of_seq_request and rcvd_seq_err once, one
+ *     go-back-N retry, whose second and third packets are duplicates,
+ *     each ACKed;
  *  7. the link taken down: link_downed on both ends; a SEND then,
  *     retry_cnt 0: send_err, retry_exceeded_err.
  * After case 1, `rdma resource show qp|cq|mr -dd` shows rxe2's driver
@@ -452,19 +455,25 @@ static uint32_t mix(uint32_t x)
 	return x;
 }
 
-/* 6: the first packet lost: a gap, a sequence NAK, one retry */
+/*
+ * 6: the first packet lost: the two behind it kept, a sequence NAK, one
+ * retry; its first packet fills the gap, the kept two follow, the
+ * resent two are duplicates (each ACKed).  ACKs: the NAK, the kept last
+ * packet's, the two duplicates'.
+ */
 static void out_of_seq(struct env *e)
 {
 	static const struct want wa[] = {
 		{ "sent_pkts", 5 }, { "sent_bytes", 3048 + 1040 + 968 },
-		{ "rcvd_pkts", 2 }, { "rcvd_bytes", 40 },
+		{ "rcvd_pkts", 4 }, { "rcvd_bytes", 80 },
 		{ "fault_tx_drops", 1 }, { "rcvd_seq_err", 1 },
 		{ "completer_retry_err", 1 }, { "rdma_sends", 1 },
 		{ NULL, 0 } };
 	static const struct want wb[] = {
 		{ "rcvd_pkts", 5 }, { "rcvd_bytes", 3048 + 1040 + 968 },
-		{ "sent_pkts", 2 }, { "sent_bytes", 40 },
+		{ "sent_pkts", 4 }, { "sent_bytes", 80 },
 		{ "out_of_seq_request", 1 }, { "ack_deferred", 2 },
+		{ "out_of_order_held", 2 }, { "duplicate_request", 2 },
 		{ "rdma_recvs", 1 }, { NULL, 0 } };
 	const char *what = "first packet lost: sequence NAK";
 	struct snap sa, sb;

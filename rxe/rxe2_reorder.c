@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rxe2: RC packets that arrive ahead of their turn are kept, not lost.
+ *
+ * Go-back-N as IBTA words it drops every request past a PSN gap and
+ * answers the first with a sequence NAK, and a requester that sees a
+ * READ response past a gap asks for the READ again.  On a link that
+ * only reorders (a netem queue, ECMP, a busy veth), one packet that
+ * overtakes a few others then costs a whole window sent again.  So the
+ * receiving side of an RC QP keeps up to RXE2_REORDER_MAX packets that
+ * came early, in PSN order, and hands each to the responder or the
+ * completer when its turn comes:
+ *
+ *  - Requests (responder): the sequence NAK waits until
+ *    RXE2_REORDER_NAK packets are kept past the gap, as a TCP receiver
+ *    waits for three duplicate ACKs: what was only overtaken arrives
+ *    first.  A kept packet that asks for an ACK is NAKed at once: its
+ *    requester waits for an answer, and a short message (fewer packets
+ *    than that behind the loss) would otherwise wait for its timeout.  The requester resends from the gap, the kept packets are
+ *    taken as soon as it is filled, and the responder's ACK, which now
+ *    covers them, lets an rxe2 requester pass over its resends of them
+ *    (rxe2_req_skip()).
+ *  - READ responses and atomic ACKs (completer): RXE2_REORDER_NAK kept
+ *    past a gap, or a READ's last response kept, mean a loss (nothing
+ *    of that READ comes after its last): the READ is asked again for the missing
+ *    PSNs only, up to the first kept one (rxe2_comp_reread()); the
+ *    responder answers that subset (IBTA allows a duplicate READ for
+ *    part of the original, rdma_rxe does too) and the kept responses
+ *    complete the rest.
+ *
+ * Nothing new goes on the wire: a late NAK is a NAK, a READ asked again
+ * for a part of itself is a duplicate READ.  A peer that reorders
+ * nothing keeps nothing here.  Everything runs under the QP's
+ * state_lock (the runner); the two queues are touched by nobody else,
+ * so they are used without their own lock.
+ */
+#include "rxe2_dp.h"
+
+#define RXE2_REORDER_MAX	128	/* kept per direction, at most */
+#define RXE2_REORDER_NAK	3	/* kept past a gap: it is a loss */
+
+static u32 rxe2_skb_psn(struct sk_buff *skb)
+{
+	return rxe2_skb_cb(skb)->psn;
+}
+
+/* into q, in PSN order relative to base; false: a copy is there already */
+static bool rxe2_reorder_insert(struct sk_buff_head *q, struct sk_buff *skb,
+				u32 base)
+{
+	int d = rxe2_psn_diff(rxe2_skb_psn(skb), base);
+	struct sk_buff *p;
+
+	skb_queue_reverse_walk(q, p) {
+		int dp = rxe2_psn_diff(rxe2_skb_psn(p), base);
+
+		if (dp == d)
+			return false;
+		if (dp < d) {
+			__skb_queue_after(q, p, skb);
+			return true;
+		}
+	}
+	__skb_queue_head(q, skb);
+	return true;
+}
+
+/* the requests' gap is a loss: one sequence NAK for it */
+static void rxe2_reorder_req_gap(struct rxe2_qp *qp, bool now)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (dp->nak_sent || (!now &&
+			     skb_queue_len(&dp->ooo_req) < RXE2_REORDER_NAK))
+		return;
+	dp->nak_sent = true;
+	rxe2_qp_dp_count(qp, RXE2_DPC_OUT_OF_SEQ_REQUEST);
+	rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ, dp->resp_psn);
+}
+
+/* the responses' gap is a loss: ask for what is missing */
+static void rxe2_reorder_resp_gap(struct rxe2_qp *qp, bool now)
+{
+	struct sk_buff *skb = skb_peek(&qp->dp.ooo_resp);
+
+	if (skb && (now ||
+		    skb_queue_len(&qp->dp.ooo_resp) >= RXE2_REORDER_NAK))
+		rxe2_comp_reread(qp, rxe2_skb_psn(skb));
+}
+
+/*
+ * A request handed over without a packet (dp.lreq, rxe2_qp_deliver_req())
+ * is kept as an skb of its bytes: the slot is the sender's next one.
+ */
+static struct sk_buff *rxe2_reorder_copy(const struct rxe2_pkt *pkt)
+{
+	u32 len = pkt->payload - pkt->hdr + pkt->paylen;
+	struct sk_buff *skb = alloc_skb(len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, pkt->hdr, len);
+	rxe2_skb_cb(skb)->loop = true;
+	return skb;
+}
+
+/*
+ * Keep the packet parsed into pkt (its skb, or a copy of a handed-over
+ * request) if it came ahead of its turn on an RC QP.  True: kept (or a
+ * copy of one kept, freed); the caller forgets the skb.
+ */
+bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct sk_buff_head *q;
+	struct sk_buff *skb;
+	u32 base;
+	int d;
+
+	if (pkt->flags & RXE2_OPF_REQ) {
+		if (!rxe2_qp_acks(qp) || qp->state < IB_QPS_RTR ||
+		    qp->state > IB_QPS_SQE)
+			return false;
+		q = &dp->ooo_req;
+		base = dp->resp_psn;
+	} else {
+		/* a READ response or an atomic ACK past one not yet here */
+		if (!rxe2_qp_requests_acked(qp) ||
+		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+		    rxe2_op_of(pkt->opcode) == RXE2_OP_ACK ||
+		    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
+			return false;
+		q = &dp->ooo_resp;
+		base = dp->comp_psn;
+	}
+	d = rxe2_psn_diff(pkt->psn, base);
+	if (d <= 0 || d >= RXE2_MAX_INFLIGHT ||
+	    skb_queue_len(q) >= RXE2_REORDER_MAX)
+		return false;
+	skb = pkt->skb;
+	if (!skb) {
+		skb = rxe2_reorder_copy(pkt);
+		if (!skb)
+			return false;	/* as if not kept: a NAK, a resend */
+	} else {
+		rxe2_skb_cb(skb)->loop = false;
+	}
+	rxe2_skb_cb(skb)->psn = pkt->psn;
+	/* its ICRC was checked: not again when its turn comes */
+	rxe2_skb_cb(skb)->trusted = true;
+	if (!rxe2_reorder_insert(q, skb, base)) {
+		kfree_skb(skb);
+		return true;
+	}
+	rxe2_qp_dp_count(qp, RXE2_DPC_REORDER_HELD);
+	if (pkt->flags & RXE2_OPF_REQ)
+		rxe2_reorder_req_gap(qp, pkt->ackreq);
+	else
+		rxe2_reorder_resp_gap(qp, pkt->flags & RXE2_OPF_LAST);
+	return true;
+}
+
+/* after a run: a gap with RXE2_REORDER_NAK packets kept past it */
+void rxe2_reorder_check(struct rxe2_qp *qp)
+{
+	rxe2_reorder_req_gap(qp, false);
+	rxe2_reorder_resp_gap(qp, false);
+}
+
+/* the kept packet whose turn has come, if any; stale ones are freed */
+struct sk_buff *rxe2_reorder_next(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct sk_buff_head *qs[2] = { &dp->ooo_req, &dp->ooo_resp };
+	u32 bases[2] = { dp->resp_psn, dp->comp_psn };
+	struct sk_buff *skb;
+	int i, d;
+
+	for (i = 0; i < 2; i++) {
+		while ((skb = skb_peek(qs[i]))) {
+			d = rxe2_psn_diff(rxe2_skb_psn(skb), bases[i]);
+			if (d > 0)
+				break;
+			__skb_unlink(skb, qs[i]);
+			if (!d)
+				return skb;
+			kfree_skb(skb);		/* came again meanwhile */
+		}
+	}
+	return NULL;
+}
+
+/* whether rxe2_reorder_next() has a packet to give */
+bool rxe2_reorder_ready(struct rxe2_qp *qp)
+{
+	struct sk_buff *req = skb_peek(&qp->dp.ooo_req);
+	struct sk_buff *resp = skb_peek(&qp->dp.ooo_resp);
+
+	return (req && rxe2_psn_diff(rxe2_skb_psn(req), qp->dp.resp_psn) <= 0) ||
+	       (resp && rxe2_psn_diff(rxe2_skb_psn(resp), qp->dp.comp_psn) <= 0);
+}
+
+/* a request given by rxe2_reorder_next() has to wait: first again */
+void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	__skb_queue_head(&qp->dp.ooo_req, skb);
+}
+
+/* RESET, destroy: nothing kept survives */
+void rxe2_reorder_purge(struct rxe2_qp *qp)
+{
+	__skb_queue_purge(&qp->dp.ooo_req);
+	__skb_queue_purge(&qp->dp.ooo_resp);
+}

@@ -43,17 +43,46 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 	dp->ssthresh = RXE2_MAX_INFLIGHT;
 	dp->cwnd_acc = 0;
 	dp->recovering = false;
+	dp->peer_keeps = false;
+	dp->hole_wait = false;
 	dp->rtt_on = false;
 	dp->srtt_us = 0;
 	dp->rttvar_us = 0;
 	dp->rto_backoff = 0;
 }
 
-/* the requester may send another packet: fewer than cwnd unacknowledged */
+/*
+ * The requester may send another packet: fewer than cwnd unacknowledged,
+ * and, while it waits at a gap (hole_wait), nothing past the gap's
+ * packet.
+ */
 bool rxe2_cc_may_send(struct rxe2_qp *qp)
 {
-	return rxe2_psn_diff(qp->dp.req_psn, qp->dp.comp_psn) <
-	       (int)qp->dp.cwnd;
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (dp->hole_wait && rxe2_psn_diff(dp->req_psn, dp->hole_psn) > 0)
+		return false;
+	return rxe2_psn_diff(dp->req_psn, dp->comp_psn) < (int)dp->cwnd;
+}
+
+/*
+ * The responder acknowledged packets the requester had not resent since
+ * a rewind: it keeps what comes out of order (an rxe2 responder,
+ * rxe2_reorder.c).  From now on a sequence NAK resends the gap's packet
+ * alone (with AckReq) and waits for its ACK, which then covers what the
+ * responder kept, instead of resending a window of packets it has.  A
+ * responder that keeps nothing never shows this, and sees plain
+ * go-back-N.
+ */
+void rxe2_cc_peer_keeps(struct rxe2_qp *qp)
+{
+	qp->dp.peer_keeps = true;
+}
+
+/* the packet at psn goes out: whether it must ask for an ACK */
+bool rxe2_cc_wants_ack(struct rxe2_qp *qp, u32 psn)
+{
+	return qp->dp.hole_wait && psn == qp->dp.hole_psn;
 }
 
 /* the packet at psn asks for an ACK: time it unless one is being timed */
@@ -94,6 +123,8 @@ void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->rto_backoff = 0;
+	if (dp->hole_wait && rxe2_psn_diff(dp->comp_psn, dp->hole_psn) > 0)
+		dp->hole_wait = false;
 	if (dp->recovering &&
 	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0)
 		dp->recovering = false;
@@ -127,10 +158,15 @@ static u32 rxe2_cc_half(struct rxe2_qp *qp)
  * new about the path, and halving for each of them left a few packets
  * in flight on a link that loses one in a hundred.
  */
-void rxe2_cc_seq_nak(struct rxe2_qp *qp)
+void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
+	/* a peer that keeps what came early needs only the gap resent */
+	if (dp->peer_keeps) {
+		dp->hole_wait = true;
+		dp->hole_psn = psn;
+	}
 	if (dp->recovering)
 		return;
 	dp->recovering = true;
@@ -148,6 +184,7 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
+	dp->hole_wait = false;	/* its ACK did not come: go back N */
 	/* NAKs for what was in flight then cut nothing more */
 	dp->recovering = true;
 	dp->recover_psn = dp->sent_psn;

@@ -345,7 +345,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 	switch (syn & RXE2_AETH_VAL_MASK) {
 	case RXE2_NAK_PSN_SEQ:
 		rxe2_qp_dp_count(qp, RXE2_DPC_RCVD_SEQ_ERR);
-		rxe2_cc_seq_nak(qp);
+		rxe2_cc_seq_nak(qp, pkt->psn);
 		rxe2_req_rewind(qp, pkt->psn);
 		break;
 	case RXE2_NAK_REM_ACCESS:
@@ -503,7 +503,8 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 		 * it again; a READ on the way stops the pass.
 		 */
 		rxe2_comp_ack_upto(qp, (dp->req_psn - 1) & RXE2_PSN_MASK);
-		rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK);
+		if (rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK))
+			rxe2_cc_peer_keeps(qp);
 		if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 			psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
 	}

@@ -200,6 +200,37 @@ bool rxe2_reorder_ready(struct rxe2_qp *qp)
 	       (resp && rxe2_psn_diff(rxe2_skb_psn(resp), qp->dp.comp_psn) <= 0);
 }
 
+/*
+ * An ACK is owed for psn, a SEND or WRITE packet taken, once the kept
+ * packets that follow it are taken too (rxe2_reorder_drained()).
+ */
+void rxe2_reorder_owe_ack(struct rxe2_qp *qp, u32 psn)
+{
+	qp->dp.ack_owed = true;
+	qp->dp.ack_owed_psn = psn;
+}
+
+/*
+ * The kept requests whose turn came are taken: the ACK owed, for the
+ * last SEND or WRITE packet taken (not a READ's PSN: a plain ACK past
+ * an unanswered READ tells the requester its responses were lost).
+ * None once the QP failed, or for a packet that was not taken (an RNR
+ * NAK answered it).
+ */
+void rxe2_reorder_drained(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (!dp->ack_owed || rxe2_reorder_ready(qp))
+		return;
+	dp->ack_owed = false;
+	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
+	    rxe2_psn_diff(dp->resp_psn, dp->ack_owed_psn) <= 0)
+		return;
+	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+		      dp->ack_owed_psn);
+}
+
 /* a request given by rxe2_reorder_next() has to wait: first again */
 void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb)
 {
@@ -209,6 +240,7 @@ void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb)
 /* RESET, destroy: nothing kept survives */
 void rxe2_reorder_purge(struct rxe2_qp *qp)
 {
+	qp->dp.ack_owed = false;
 	__skb_queue_purge(&qp->dp.ooo_req);
 	__skb_queue_purge(&qp->dp.ooo_resp);
 }

@@ -314,7 +314,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 	op = rxe2_wire_op(qp, w->opcode, first, last);
 	oi = &rxe2_opinfo[op];
-	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY))
+	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY ||
+		   rxe2_cc_wants_ack(qp, dp->req_psn)))
 		ackreq = true;
 
 	bth = rxe2_tx_begin(qp, oi->hdr_len, n, &skb);	/* skb or staged */

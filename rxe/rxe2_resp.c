@@ -449,6 +449,23 @@ static struct rxe2_srq *rxe2_resp_tm_srq(struct rxe2_qp *qp)
 	return srq && srq->tm ? srq : NULL;
 }
 
+/*
+ * A SEND or WRITE packet with AckReq taken: ACK it, unless packets kept
+ * because they came early are next (rxe2_reorder.c): then one ACK after
+ * them covers them all, and an rxe2 requester waiting at the gap passes
+ * over its resends of them at once.
+ */
+static void rxe2_resp_ackreq(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	if (!rxe2_qp_acks(qp) || !pkt->ackreq)
+		return;
+	if (rxe2_reorder_ready(qp))
+		rxe2_reorder_owe_ack(qp, pkt->psn);
+	else
+		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+			      pkt->psn);
+}
+
 static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
@@ -528,9 +545,7 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
 				      dp->rcv_offset, flags, ex, pkt->se);
 	}
-	if (rxe2_qp_acks(qp) && pkt->ackreq)
-		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-			      pkt->psn);
+	rxe2_resp_ackreq(qp, pkt);
 }
 
 static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
@@ -620,9 +635,7 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				      pkt->se);
 		}
 	}
-	if (rxe2_qp_acks(qp) && pkt->ackreq)
-		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-			      pkt->psn);
+	rxe2_resp_ackreq(qp, pkt);
 }
 
 /* no more responses (the requester asks again if it still wants them) */

@@ -490,6 +490,8 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		/* a packet kept because it came early, whose turn it is */
 		skb = rxe2_reorder_next(qp);
 		kept = skb;
+		if (!kept)
+			rxe2_reorder_drained(qp);	/* the ACK owed */
 		if (kept) {
 			what = RXE2_RX_SKB;
 		/* an empty queue costs no IRQ-off section */
@@ -565,11 +567,15 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		}
 		if (!kept)
 			rxe2_rx_taken(qp, &pkt, pkt.wire_len);
+		else if (pkt.flags & (RXE2_OPF_SEND | RXE2_OPF_WRITE) &&
+			 rxe2_qp_acks(qp))
+			rxe2_reorder_owe_ack(qp, pkt.psn);
 		kfree_skb(skb);
 	}
 out:
 	/* what is still kept past a gap after the run may be a loss */
 	rxe2_reorder_check(qp);
+	rxe2_reorder_drained(qp);
 	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
 			   rxe2_reorder_ready(qp)))
 		rxe2_qp_kick(qp);

@@ -628,6 +628,9 @@ struct rxe2_qp_dp {
 	u32 cwnd_acc;			/* acked PSNs toward cwnd + 1 */
 	bool recovering;		/* cut for a NAK until recover_psn */
 	u32 recover_psn;		/* is acknowledged */
+	bool peer_keeps;		/* the responder keeps early packets */
+	bool hole_wait;			/* only hole_psn resent until acked */
+	u32 hole_psn;
 	bool rtt_on;			/* rtt_psn's ACK is being timed */
 	u32 rtt_psn;
 	ktime_t rtt_start;
@@ -640,6 +643,8 @@ struct rxe2_qp_dp {
 	u32 msn;
 	bool nak_sent;			/* PSN sequence NAK outstanding */
 	struct sk_buff_head ooo_req;	/* requests that came early */
+	bool ack_owed;			/* after the kept ones are taken */
+	u32 ack_owed_psn;
 	u16 resp_op;			/* RXE2_OPF_SEND or _WRITE in progress */
 	bool in_msg;
 	bool have_rwqe;

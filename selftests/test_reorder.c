@@ -12,7 +12,10 @@
  *    is sent twice;
  *  - a WRITE packet lost in the middle: the packets behind it are kept,
  *    the third draws the sequence NAK (one), the requester goes back
- *    once and no ACK timeout passes;
+ *    once, passes over what the ACK after the gap covers, and no ACK
+ *    timeout passes; the same loss again on that pair, whose responder
+ *    is now known to keep: the lost packet alone is resent (no
+ *    duplicate at the responder);
  *  - a READ response overtaken: kept, the READ is not asked again;
  *  - a READ response lost in the middle: the READ is asked again for
  *    that response only (read_rerequests +1, one duplicate READ at the
@@ -179,6 +182,24 @@ static void write_lost(void)
 			"%s: the requester got it", what);
 		tap_ret(moved(&s, "completer_retry_err"), 1,
 			"%s: one go-back-N", what);
+		tap_ret(moved(&s, "ack_timeouts"), 0, "%s: no ACK timeout",
+			what);
+		tap_ok(moved(&s, "resend_skipped") >= 1,
+		       "%s: the requester passed over what the ACK covered",
+		       what);
+	}
+
+	/* now known to keep what comes early: the gap alone is resent */
+	what = "again, a responder known to keep";
+	snap(&s);
+	if (rule("drop qpn=%u opcode=%d every=4 count=1", a.qp->qp_num,
+		 OP_WRITE_MIDDLE)) {
+		rdma(&a, IBV_WR_RDMA_WRITE, LEN, 18, what);
+		diag_all(what, &s);
+		tap_ret(moved(&s, "out_of_seq_request"), 1,
+			"%s: one sequence NAK", what);
+		tap_ret(moved(&s, "duplicate_request"), 0,
+			"%s: only the lost packet resent", what);
 		tap_ret(moved(&s, "ack_timeouts"), 0, "%s: no ACK timeout",
 			what);
 	}

@@ -8,7 +8,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER
 
-.PHONY: all module provider selftests check check-debug bench bench-ab bench-loss ab-base fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
+.PHONY: all module provider selftests check check-debug bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -96,10 +96,34 @@ ab-base:
 
 # Goodput over a veth with netem loss, duplication, reordering and
 # corruption between two namespaces: AB_BASE's module against the build
-# tree's, in one boot (tools/bench-loss).
-bench-loss: all ab-base
+# tree's, and siw over the same link as the reference, in one boot
+# (tools/bench-loss).
+bench-loss: all ab-base siw-module
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-loss \
-		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko | tee .build/bench-loss.md
+		$(CURDIR)/.build/ab/rxe/rdma_rxe2.ko \
+		$(CURDIR)/.build/siw/siw.ko | tee .build/bench-loss.md
+
+# siw, the kernel's software iWARP device (RDMA over the kernel's TCP),
+# in .build/siw/siw.ko: Debian does not build it (CONFIG_RDMA_SIW is
+# off).  Only its directory is taken from the linux-source tarball of
+# KVER's line (linux-source-6.1 comes with make deps) and built out of
+# tree against KDIR by its own Makefile, CONFIG_RDMA_SIW=m given on the
+# command line; nothing else of the kernel's configuration is needed.
+# Extracted again only when the tarball changes; kbuild rebuilds when
+# KDIR does.
+SIW_LINE = $(shell echo $(KVER) | cut -d. -f1,2)
+SIW_SRC ?= /usr/src/linux-source-$(SIW_LINE).tar.xz
+siw-module:
+	@test -f $(SIW_SRC) || { echo "siw-module: no $(SIW_SRC)" \
+		"(apt-get install linux-source-$(SIW_LINE))" >&2; exit 1; }
+	@if [ "$$(cat .build/siw/.source 2>/dev/null)" != "$(SIW_SRC)" ]; then \
+		echo "  TAR     $(SIW_SRC): drivers/infiniband/sw/siw"; \
+		rm -rf .build/siw && mkdir -p .build/siw && \
+		tar -xf $(SIW_SRC) -C .build/siw --strip-components=5 \
+			linux-source-$(SIW_LINE)/drivers/infiniband/sw/siw/ && \
+		echo "$(SIW_SRC)" >.build/siw/.source; \
+	fi
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/siw CONFIG_RDMA_SIW=m modules
 
 # The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
 # live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
@@ -210,7 +234,8 @@ help:
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make bench-ab the data-path cost of a change: AB_BASE's module against the tree's, one boot"
-	@echo "make bench-loss goodput over a lossy veth (netem, two namespaces): AB_BASE's module against the tree's"
+	@echo "make bench-loss goodput over a lossy veth (netem, two namespaces): AB_BASE's module against the tree's, siw as reference"
+	@echo "make siw-module  siw (software iWARP) from linux-source into .build/siw/siw.ko, bench-loss's reference"
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"

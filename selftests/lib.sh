@@ -372,18 +372,27 @@ xwire_check() {
 	: >"$xwork/wire"
 }
 
-# netns_pair A B IPV4_A IPV4_B: network namespaces A and B joined by a
-# veth (A's end ${A}v, B's end ${B}v) with the addresses (/24), lo up in
-# both, and an rxe2 link on each end, created from inside its namespace:
-# ${A}rxe2 and ${B}rxe2.  Sets GA and GB to their IPv4 RoCEv2 GID
-# indexes.  netns_pair_del A B DEVS... removes it all again.
-netns_pair() {
+# netns_veth A B IPV4_A IPV4_B [IFINDEX_A]: network namespaces A and B
+# joined by a veth (A's end ${A}v, B's end ${B}v) with the addresses
+# (/24), lo up in both; no RDMA device (tools/bench-loss puts siw on it).
+# Each namespace numbers its own netdevs, so both ends are ifindex 2
+# unless IFINDEX_A says otherwise for A's.
+# shellcheck disable=SC2086 # ${5:+index $5} is nothing or two words
+netns_veth() {
 	ip netns add "$1" && ip netns add "$2" &&
-	ip -n "$1" link add "${1}v" type veth peer name "${2}v" netns "$2" &&
+	ip -n "$1" link add "${1}v" ${5:+index $5} type veth peer name "${2}v" netns "$2" &&
 	ip -n "$1" link set lo up && ip -n "$2" link set lo up &&
 	ip -n "$1" addr add "$3/24" dev "${1}v" &&
 	ip -n "$2" addr add "$4/24" dev "${2}v" &&
-	ip -n "$1" link set "${1}v" up && ip -n "$2" link set "${2}v" up &&
+	ip -n "$1" link set "${1}v" up && ip -n "$2" link set "${2}v" up
+}
+
+# netns_pair A B IPV4_A IPV4_B: netns_veth and an rxe2 link on each end,
+# created from inside its namespace: ${A}rxe2 and ${B}rxe2.  Sets GA and
+# GB to their IPv4 RoCEv2 GID indexes.  netns_pair_del A B DEVS... removes
+# it all again.
+netns_pair() {
+	netns_veth "$@" &&
 	ip netns exec "$1" rdma link add "${1}rxe2" type rxe2 netdev "${1}v" &&
 	ip netns exec "$2" rdma link add "${2}rxe2" type rxe2 netdev "${2}v" &&
 	GA=$(gid_index "${1}rxe2" "$(gid_of_ipv4 "$3")") &&

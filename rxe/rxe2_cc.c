@@ -44,45 +44,38 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 	dp->cwnd_acc = 0;
 	dp->recovering = false;
 	dp->peer_keeps = false;
-	dp->hole_wait = false;
+	dp->gap_only = false;
 	dp->rtt_on = false;
 	dp->srtt_us = 0;
 	dp->rttvar_us = 0;
 	dp->rto_backoff = 0;
 }
 
-/*
- * The requester may send another packet: fewer than cwnd unacknowledged,
- * and, while it waits at a gap (hole_wait), nothing past the gap's
- * packet.
- */
+/* the requester may send another packet: fewer than cwnd unacknowledged */
 bool rxe2_cc_may_send(struct rxe2_qp *qp)
 {
-	struct rxe2_qp_dp *dp = &qp->dp;
-
-	if (dp->hole_wait && rxe2_psn_diff(dp->req_psn, dp->hole_psn) > 0)
-		return false;
-	return rxe2_psn_diff(dp->req_psn, dp->comp_psn) < (int)dp->cwnd;
+	return rxe2_psn_diff(qp->dp.req_psn, qp->dp.comp_psn) <
+	       (int)qp->dp.cwnd;
 }
 
 /*
  * The responder acknowledged packets the requester had not resent since
  * a rewind: it keeps what comes out of order (an rxe2 responder,
  * rxe2_reorder.c).  From now on a sequence NAK resends the gap's packet
- * alone (with AckReq) and waits for its ACK, which then covers what the
- * responder kept, instead of resending a window of packets it has.  A
- * responder that keeps nothing never shows this, and sees plain
- * go-back-N.
+ * alone (with AckReq, rxe2_req_gap_sent()) and goes on with new packets:
+ * the ACK the gap's packet draws covers what the responder kept, and a
+ * further loss among them draws another NAK.  A responder that keeps
+ * nothing never shows this, and sees plain go-back-N.
  */
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp)
 {
 	qp->dp.peer_keeps = true;
 }
 
-/* the packet at psn goes out: whether it must ask for an ACK */
-bool rxe2_cc_wants_ack(struct rxe2_qp *qp, u32 psn)
+/* the packet at psn goes out: whether it is a gap's, alone */
+bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 {
-	return qp->dp.hole_wait && psn == qp->dp.hole_psn;
+	return qp->dp.gap_only && psn == qp->dp.gap_psn;
 }
 
 /* the packet at psn asks for an ACK: time it unless one is being timed */
@@ -123,8 +116,6 @@ void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->rto_backoff = 0;
-	if (dp->hole_wait && rxe2_psn_diff(dp->comp_psn, dp->hole_psn) > 0)
-		dp->hole_wait = false;
 	if (dp->recovering &&
 	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0)
 		dp->recovering = false;
@@ -162,10 +153,16 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	/* a peer that keeps what came early needs only the gap resent */
+	/*
+	 * A peer that keeps what came early needs the gap's packet alone,
+	 * and a loss then costs that packet: the window stays.  (Losses
+	 * that are the receiver's, a full backlog, still end in timeouts,
+	 * which cut it.)
+	 */
 	if (dp->peer_keeps) {
-		dp->hole_wait = true;
-		dp->hole_psn = psn;
+		dp->gap_only = true;
+		dp->gap_psn = psn;
+		return;
 	}
 	if (dp->recovering)
 		return;
@@ -184,7 +181,7 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->ssthresh = rxe2_cc_half(qp);
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
-	dp->hole_wait = false;	/* its ACK did not come: go back N */
+	dp->gap_only = false;	/* go back N */
 	/* NAKs for what was in flight then cut nothing more */
 	dp->recovering = true;
 	dp->recover_psn = dp->sent_psn;

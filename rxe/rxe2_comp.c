@@ -591,6 +591,11 @@ static void rxe2_comp_probe(struct rxe2_qp *qp)
 				 (rxe2_sinfo(qp, i)->last_psn + 1) &
 				 RXE2_PSN_MASK);
 	} else {
+		/* a responder that keeps may just have lost our ACK */
+		if (dp->peer_keeps) {
+			dp->gap_only = true;
+			dp->gap_psn = dp->comp_psn;
+		}
 		rxe2_req_rewind(qp, dp->comp_psn);
 	}
 	if (!timer_pending(&dp->retry_timer))

@@ -318,7 +318,6 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
 
 /* packets that came early on an RC QP (rxe2_reorder.c) */
 bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
-void rxe2_reorder_check(struct rxe2_qp *qp);
 struct sk_buff *rxe2_reorder_next(struct rxe2_qp *qp);
 bool rxe2_reorder_ready(struct rxe2_qp *qp);
 void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb);
@@ -339,7 +338,7 @@ void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_acked(struct rxe2_qp *qp, u32 n);
 void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp);
-bool rxe2_cc_wants_ack(struct rxe2_qp *qp, u32 psn);
+bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);
 unsigned long rxe2_cc_rto(struct rxe2_qp *qp);

@@ -12,18 +12,19 @@
  * completer when its turn comes:
  *
  *  - Requests (responder): the sequence NAK waits until
- *    RXE2_REORDER_NAK packets are kept past the gap, as a TCP receiver
- *    waits for three duplicate ACKs: what was only overtaken arrives
- *    first.  A kept packet that asks for an ACK is NAKed at once: its
- *    requester waits for an answer, and a short message (fewer packets
- *    than that behind the loss) would otherwise wait for its timeout.  The requester resends from the gap, the kept packets are
- *    taken as soon as it is filled, and the responder's ACK, which now
- *    covers them, lets an rxe2 requester pass over its resends of them
+ *    RXE2_REORDER_NAK packets are kept in a row while the gap does not
+ *    move, as a TCP receiver waits for three duplicate ACKs: what was
+ *    only overtaken arrives meanwhile and moves the gap on.  Two are
+ *    enough when the second asks for an ACK: its requester waits for an
+ *    answer, and a short message has few packets behind a loss.  The
+ *    requester resends from the gap, the kept packets are taken as soon
+ *    as it is filled, and the responder's ACK, which now covers them,
+ *    lets an rxe2 requester pass over its resends of them
  *    (rxe2_req_skip()).
  *  - READ responses and atomic ACKs (completer): RXE2_REORDER_NAK kept
- *    past a gap, or a READ's last response kept, mean a loss (nothing
- *    of that READ comes after its last): the READ is asked again for the missing
- *    PSNs only, up to the first kept one (rxe2_comp_reread()); the
+ *    in a row at a gap (two when the second is a READ's last response)
+ *    mean a loss: the READ is asked again for the missing PSNs only,
+ *    up to the first kept one (rxe2_comp_reread()); the
  *    responder answers that subset (IBTA allows a duplicate READ for
  *    part of the original, rdma_rxe does too) and the kept responses
  *    complete the rest.
@@ -36,8 +37,9 @@
  */
 #include "rxe2_dp.h"
 
-#define RXE2_REORDER_MAX	128	/* kept per direction, at most */
-#define RXE2_REORDER_NAK	3	/* kept past a gap: it is a loss */
+/* kept per direction, at most: a whole window (the rx backlog is more) */
+#define RXE2_REORDER_MAX	RXE2_MAX_INFLIGHT
+#define RXE2_REORDER_NAK	3	/* kept in a row at a gap: a loss */
 
 static u32 rxe2_skb_psn(struct sk_buff *skb)
 {
@@ -65,13 +67,28 @@ static bool rxe2_reorder_insert(struct sk_buff_head *q, struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * How many packets were kept in a row while the gap stayed at base: what
+ * a reordering overtakes arrives meanwhile and moves the gap on (on a
+ * veth with netem's 5 % reordering, several packets are often early at
+ * once), a loss stops it.
+ */
+static u32 rxe2_reorder_stuck(struct rxe2_reorder_gap *g, u32 base)
+{
+	if (g->base != base) {
+		g->base = base;
+		g->kept = 0;
+	}
+	return ++g->kept;
+}
+
 /* the requests' gap is a loss: one sequence NAK for it */
-static void rxe2_reorder_req_gap(struct rxe2_qp *qp, bool now)
+static void rxe2_reorder_req_gap(struct rxe2_qp *qp, bool ackreq)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 n = rxe2_reorder_stuck(&dp->ooo_req_gap, dp->resp_psn);
 
-	if (dp->nak_sent || (!now &&
-			     skb_queue_len(&dp->ooo_req) < RXE2_REORDER_NAK))
+	if (dp->nak_sent || n < (ackreq ? 2 : RXE2_REORDER_NAK))
 		return;
 	dp->nak_sent = true;
 	rxe2_qp_dp_count(qp, RXE2_DPC_OUT_OF_SEQ_REQUEST);
@@ -79,13 +96,13 @@ static void rxe2_reorder_req_gap(struct rxe2_qp *qp, bool now)
 }
 
 /* the responses' gap is a loss: ask for what is missing */
-static void rxe2_reorder_resp_gap(struct rxe2_qp *qp, bool now)
+static void rxe2_reorder_resp_gap(struct rxe2_qp *qp, bool last)
 {
-	struct sk_buff *skb = skb_peek(&qp->dp.ooo_resp);
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 n = rxe2_reorder_stuck(&dp->ooo_resp_gap, dp->comp_psn);
 
-	if (skb && (now ||
-		    skb_queue_len(&qp->dp.ooo_resp) >= RXE2_REORDER_NAK))
-		rxe2_comp_reread(qp, rxe2_skb_psn(skb));
+	if (n >= (last ? 2 : RXE2_REORDER_NAK))
+		rxe2_comp_reread(qp, rxe2_skb_psn(skb_peek(&dp->ooo_resp)));
 }
 
 /*
@@ -158,13 +175,6 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	else
 		rxe2_reorder_resp_gap(qp, pkt->flags & RXE2_OPF_LAST);
 	return true;
-}
-
-/* after a run: a gap with RXE2_REORDER_NAK packets kept past it */
-void rxe2_reorder_check(struct rxe2_qp *qp)
-{
-	rxe2_reorder_req_gap(qp, false);
-	rxe2_reorder_resp_gap(qp, false);
 }
 
 /* the kept packet whose turn has come, if any; stale ones are freed */
@@ -241,6 +251,8 @@ void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb)
 void rxe2_reorder_purge(struct rxe2_qp *qp)
 {
 	qp->dp.ack_owed = false;
+	qp->dp.ooo_req_gap.kept = 0;
+	qp->dp.ooo_resp_gap.kept = 0;
 	__skb_queue_purge(&qp->dp.ooo_req);
 	__skb_queue_purge(&qp->dp.ooo_resp);
 }

@@ -276,7 +276,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		  qp->ibqp.qp_type == IB_QPT_GSI;
 	u32 mtu = ud ? info->length : dp->mtu;
 	u32 off = dp->req_offset, n = 0, npsn = 1;
-	bool first, last, ackreq = false;
+	bool first, last, ackreq = false, gap;
 	const struct rxe2_opinfo *oi;
 	struct rxe2_av ud_av, *av = &dp->av;
 	struct rxe2_bth *bth;
@@ -314,8 +314,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 	op = rxe2_wire_op(qp, w->opcode, first, last);
 	oi = &rxe2_opinfo[op];
-	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY ||
-		   rxe2_cc_wants_ack(qp, dp->req_psn)))
+	gap = rc && rxe2_cc_gap_only(qp, dp->req_psn);
+	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY || gap))
 		ackreq = true;
 
 	bth = rxe2_tx_begin(qp, oi->hdr_len, n, &skb);	/* skb or staged */
@@ -414,6 +414,11 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 	if (rc)
 		rxe2_comp_arm_retry(qp);
+	/* the gap's packet alone: what followed it is with the responder */
+	if (gap) {
+		dp->gap_only = false;
+		rxe2_req_skip(qp, dp->sent_psn);
+	}
 	return 0;
 }
 

@@ -459,11 +459,12 @@ static void rxe2_resp_ackreq(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (!rxe2_qp_acks(qp) || !pkt->ackreq)
 		return;
-	if (rxe2_reorder_ready(qp))
+	if (rxe2_reorder_ready(qp)) {
 		rxe2_reorder_owe_ack(qp, pkt->psn);
-	else
-		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-			      pkt->psn);
+		return;
+	}
+	qp->dp.ack_owed = false;	/* this one covers it */
+	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID, pkt->psn);
 }
 
 static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)

@@ -568,13 +568,11 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		if (!kept)
 			rxe2_rx_taken(qp, &pkt, pkt.wire_len);
 		else if (pkt.flags & (RXE2_OPF_SEND | RXE2_OPF_WRITE) &&
-			 rxe2_qp_acks(qp))
-			rxe2_reorder_owe_ack(qp, pkt.psn);
+			 !pkt.ackreq && rxe2_qp_acks(qp))
+			rxe2_reorder_owe_ack(qp, pkt.psn);	/* AckReq: its own */
 		kfree_skb(skb);
 	}
 out:
-	/* what is still kept past a gap after the run may be a loss */
-	rxe2_reorder_check(qp);
 	rxe2_reorder_drained(qp);
 	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
 			   rxe2_reorder_ready(qp)))

@@ -582,6 +582,12 @@ struct rxe2_swqe_info {
  */
 #define RXE2_LOOP_REQ_MAX	320
 
+/* packets kept in a row while the gap stayed at base (rxe2_reorder.c) */
+struct rxe2_reorder_gap {
+	u32 base;
+	u32 kept;
+};
+
 struct rxe2_qp_dp {
 	struct work_struct work;
 	struct sk_buff_head rx_queue;	/* packets from the hook */
@@ -622,6 +628,7 @@ struct rxe2_qp_dp {
 	u32 reread_psn;
 	u32 reread_last;
 	struct sk_buff_head ooo_resp;	/* responses that came early */
+	struct rxe2_reorder_gap ooo_resp_gap;
 	/* the window and the ACK timeout (rxe2_cc.c) */
 	u32 cwnd;			/* PSNs in flight at most */
 	u32 ssthresh;			/* cwnd grows fast below this */
@@ -629,8 +636,8 @@ struct rxe2_qp_dp {
 	bool recovering;		/* cut for a NAK until recover_psn */
 	u32 recover_psn;		/* is acknowledged */
 	bool peer_keeps;		/* the responder keeps early packets */
-	bool hole_wait;			/* only hole_psn resent until acked */
-	u32 hole_psn;
+	bool gap_only;			/* resend gap_psn, then pass over */
+	u32 gap_psn;
 	bool rtt_on;			/* rtt_psn's ACK is being timed */
 	u32 rtt_psn;
 	ktime_t rtt_start;
@@ -643,6 +650,7 @@ struct rxe2_qp_dp {
 	u32 msn;
 	bool nak_sent;			/* PSN sequence NAK outstanding */
 	struct sk_buff_head ooo_req;	/* requests that came early */
+	struct rxe2_reorder_gap ooo_req_gap;
 	bool ack_owed;			/* after the kept ones are taken */
 	u32 ack_owed_psn;
 	u16 resp_op;			/* RXE2_OPF_SEND or _WRITE in progress */

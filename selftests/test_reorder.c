@@ -7,16 +7,17 @@
  * 32nd.  Every case checks the completion, the data byte for byte and
  * the port counters that tell how the loss was recovered:
  *
- *  - a WRITE packet without AckReq overtaken by the next: the responder
- *    keeps the early one (out_of_order_held +1), sends no NAK, nothing
- *    is sent twice;
+ *  - the third packet of a 1 KiB WRITE overtaken by the last: the
+ *    responder keeps the early one (out_of_order_held +1), sends no NAK
+ *    although it asks for an ACK, nothing is sent twice;
  *  - a WRITE packet lost in the middle: the packets behind it are kept,
  *    the third draws the sequence NAK (one), the requester goes back
  *    once, passes over what the ACK after the gap covers, and no ACK
  *    timeout passes; the same loss again on that pair, whose responder
  *    is now known to keep: the lost packet alone is resent (no
  *    duplicate at the responder);
- *  - a READ response overtaken: kept, the READ is not asked again;
+ *  - the third response of a 1 KiB READ overtaken by the last: kept,
+ *    the READ is not asked again;
  *  - a READ response lost in the middle: the READ is asked again for
  *    that response only (read_rerequests +1, one duplicate READ at the
  *    responder), no go-back-N and no timeout;
@@ -136,17 +137,21 @@ static void rdma(struct dp_qp *a, enum ibv_wr_opcode op, uint32_t len,
 
 static void write_overtaken(void)
 {
-	const char *what = "WRITE packet 3 overtaken by packet 4";
+	const char *what = "WRITE packet 3 of 4 overtaken by packet 4";
 	struct dp_qp a, b;
 	struct snap s;
 
 	if (!pair(&a, &b, 14))
 		return;
 	snap(&s);
-	/* the second MIDDLE is PSN +2: no AckReq */
+	/*
+	 * 1 KiB: FIRST, MIDDLE, MIDDLE, LAST.  The second MIDDLE waits
+	 * for the LAST, which asks for an ACK; one packet kept at the gap
+	 * is no loss, even one that asks for an ACK.
+	 */
 	if (rule("reorder qpn=%u opcode=%d every=2 count=1", a.qp->qp_num,
 		 OP_WRITE_MIDDLE)) {
-		rdma(&a, IBV_WR_RDMA_WRITE, LEN, 11, what);
+		rdma(&a, IBV_WR_RDMA_WRITE, 1024, 11, what);
 		diag_all(what, &s);
 		tap_ret(moved(&s, "out_of_order_held"), 1,
 			"%s: out_of_order_held +1", what);
@@ -208,7 +213,7 @@ static void write_lost(void)
 
 static void read_overtaken(void)
 {
-	const char *what = "READ response 3 overtaken by response 4";
+	const char *what = "READ response 3 of 4 overtaken by response 4";
 	struct dp_qp a, b;
 	struct snap s;
 
@@ -217,7 +222,7 @@ static void read_overtaken(void)
 	snap(&s);
 	if (rule("reorder qpn=%u opcode=%d every=2 count=1", b.qp->qp_num,
 		 OP_READ_MIDDLE)) {
-		rdma(&a, IBV_WR_RDMA_READ, LEN, 13, what);
+		rdma(&a, IBV_WR_RDMA_READ, 1024, 13, what);
 		diag_all(what, &s);
 		tap_ret(moved(&s, "out_of_order_held"), 1,
 			"%s: out_of_order_held +1", what);

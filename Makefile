@@ -32,7 +32,8 @@ check: all
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
-bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench
+bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
+		tools/scale_bench
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 
@@ -181,6 +182,10 @@ tools/flush_bench: tools/flush_bench.c selftests
 		selftests/dp.o -Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider \
 		-libverbs
 
+# many QPs and MRs in one process: rates and kernel memory per object
+tools/scale_bench: tools/scale_bench.c
+	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
+
 demo: deps all tools/odp_bench tools/raw_echo
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
 
@@ -225,7 +230,7 @@ clean:
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench tools/rxe2fuzz \
-		tools/rxe2dump tools/raw_echo
+		tools/rxe2dump tools/raw_echo tools/scale_bench
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"

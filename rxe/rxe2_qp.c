@@ -502,6 +502,7 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct rxe2_dev *rdev = to_rdev(ibqp->device);
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	enum ib_qp_state cur, new;
+	bool kick = false;
 	int ret;
 
 	if (mask & ~(IB_QP_ATTR_STANDARD_BITS | IB_QP_RATE_LIMIT))
@@ -573,13 +574,21 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		/* nothing outstanding: drained at once */
 		rxe2_comp_sqd_check(qp);
 	}
+	/*
+	 * Flush an ERROR QP; start sending what waits in the SQ, also what
+	 * an old rate limit held back.  RESET, INIT and RTR leave the work
+	 * item nothing to do (the requester waits for RTS; a packet that
+	 * arrives queues work of its own), and so does RTR to RTS with an
+	 * empty SQ (a doorbell rung from now on runs the requester): no
+	 * work item per QP when thousands of QPs are connected.
+	 */
+	kick = (mask & IB_QP_RATE_LIMIT) ||
+	       ((mask & IB_QP_STATE) && new >= IB_QPS_RTS &&
+		!(cur == IB_QPS_RTR && new == IB_QPS_RTS &&
+		  !rxe2_ring_dev_avail(&qp->sq)));
 out:
 	mutex_unlock(&qp->state_lock);
-	/*
-	 * flush an ERROR QP; start sending what waits in the SQ, also what
-	 * an old rate limit held back
-	 */
-	if (!ret && (mask & (IB_QP_STATE | IB_QP_RATE_LIMIT)))
+	if (kick)
 		rxe2_qp_kick(qp);
 	return ret;
 }

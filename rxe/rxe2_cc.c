@@ -45,6 +45,7 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 	dp->recovering = false;
 	dp->peer_keeps = false;
 	dp->gap_only = false;
+	dp->nak_rewind = false;
 	dp->rtt_on = false;
 	dp->srtt_us = 0;
 	dp->rttvar_us = 0;
@@ -69,7 +70,14 @@ bool rxe2_cc_may_send(struct rxe2_qp *qp)
  */
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp)
 {
-	qp->dp.peer_keeps = true;
+	/*
+	 * Only a pass-over after a sequence NAK tells: a go-back-N
+	 * responder dropped everything after the NAK's PSN, so its ACKs
+	 * cover no more than was resent.  After a timeout or a probe, an
+	 * ACK that was merely late passes over as much with any responder.
+	 */
+	if (qp->dp.nak_rewind)
+		qp->dp.peer_keeps = true;
 }
 
 /* the packet at psn goes out: whether it is a gap's, alone */
@@ -117,8 +125,10 @@ void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 
 	dp->rto_backoff = 0;
 	if (dp->recovering &&
-	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0)
+	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0) {
 		dp->recovering = false;
+		dp->nak_rewind = false;
+	}
 	if (dp->rtt_on && rxe2_psn_diff(dp->comp_psn, dp->rtt_psn) > 0)
 		rxe2_cc_sample(qp);
 	if (dp->cwnd >= RXE2_MAX_INFLIGHT)
@@ -159,6 +169,7 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn)
 	 * that are the receiver's, a full backlog, still end in timeouts,
 	 * which cut it.)
 	 */
+	dp->nak_rewind = true;
 	if (dp->peer_keeps) {
 		dp->gap_only = true;
 		dp->gap_psn = psn;
@@ -182,6 +193,7 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
 	dp->gap_only = false;	/* go back N */
+	dp->nak_rewind = false;
 	/* NAKs for what was in flight then cut nothing more */
 	dp->recovering = true;
 	dp->recover_psn = dp->sent_psn;

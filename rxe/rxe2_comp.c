@@ -266,7 +266,8 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 				if (rxe2_psn_diff(dp->comp_psn,
 						  info->first_psn) < 0)
 					dp->comp_psn = info->first_psn;
-				if (!dp->rewound) {
+				/* unless it is being asked again for a part */
+				if (!dp->rewound && !dp->reread_on) {
 					dp->rewound = true;
 					rxe2_req_rewind(qp, dp->comp_psn);
 				}
@@ -465,7 +466,8 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			     pkt->paylen != dp->mtu)
 			return;
 		rxe2_sge_seek(&c, off);
-		if (!(first && last &&
+		/* inline: the READ's one response, not a re-read tail */
+		if (!(first && last && d == 0 &&
 		      rxe2_comp_stage_inline(qp, i, pkt->payload,
 					     pkt->paylen)) &&
 		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true,
@@ -504,11 +506,27 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 		 */
 		rxe2_comp_ack_upto(qp, (dp->req_psn - 1) & RXE2_PSN_MASK);
 		if (rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK))
-			rxe2_cc_peer_keeps(qp);
+			rxe2_cc_peer_keeps(qp);	/* only after a NAK */
 		if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 			psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
 	}
 	rxe2_comp_ack_upto(qp, psn);
+}
+
+/*
+ * Whether the completer waits inside a READ or an atomic for its answer:
+ * only then is a response past comp_psn worth keeping.  A gap before it
+ * that holds SENDs and WRITEs waiting for their ACK is closed by the
+ * response itself (it acknowledges what precedes it).
+ */
+bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_head(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	return i != qp->dp.req_next &&
+	       rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) &&
+	       rxe2_psn_diff(qp->dp.comp_psn, info->first_psn) >= 0;
 }
 
 /*
@@ -524,9 +542,8 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 	u32 last;
 
-	if (dp->reread_on && dp->reread_psn == dp->comp_psn)
-		return;
-	if (i == dp->req_next)
+	if ((dp->reread_on && dp->reread_psn == dp->comp_psn) ||
+	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 || i == dp->req_next)
 		return;
 	if (rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
 	    info->state != RXE2_WQE_SENT ||
@@ -596,6 +613,7 @@ static void rxe2_comp_probe(struct rxe2_qp *qp)
 			dp->gap_only = true;
 			dp->gap_psn = dp->comp_psn;
 		}
+		dp->nak_rewind = false;
 		rxe2_req_rewind(qp, dp->comp_psn);
 	}
 	if (!timer_pending(&dp->retry_timer))
@@ -620,8 +638,10 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	 * in the middle of a WQE whose sent packets are all acknowledged
 	 * (the requester goes on by itself), costs no retry.
 	 */
-	if (dp->comp_psn == dp->req_psn)
+	if (dp->comp_psn == dp->req_psn) {
+		rxe2_comp_retry_stop(qp);	/* the next packet arms it */
 		return;
+	}
 	/* progress moved the deadline after the timer looked at it */
 	if (time_before(jiffies, READ_ONCE(dp->retry_at)))
 		return;

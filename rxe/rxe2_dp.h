@@ -315,6 +315,7 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 /* rxe2_comp.c */
 void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
+bool rxe2_comp_waits_answer(struct rxe2_qp *qp);
 
 /* packets that came early on an RC QP (rxe2_reorder.c) */
 bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
@@ -323,6 +324,8 @@ bool rxe2_reorder_ready(struct rxe2_qp *qp);
 void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb);
 void rxe2_reorder_owe_ack(struct rxe2_qp *qp, u32 psn);
 void rxe2_reorder_drained(struct rxe2_qp *qp);
+void rxe2_reorder_pay_ack(struct rxe2_qp *qp);
+void rxe2_reorder_after_drain(struct rxe2_qp *qp);
 void rxe2_reorder_purge(struct rxe2_qp *qp);
 void rxe2_comp_retire(struct rxe2_qp *qp);
 void rxe2_comp_timers(struct rxe2_qp *qp);

@@ -35,6 +35,8 @@
  * state_lock (the runner); the two queues are touched by nobody else,
  * so they are used without their own lock.
  */
+#include <linux/skbuff.h>
+
 #include "rxe2_dp.h"
 
 /* kept per direction, at most: a whole window (the rx backlog is more) */
@@ -145,7 +147,8 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (!rxe2_qp_requests_acked(qp) ||
 		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 		    rxe2_op_of(pkt->opcode) == RXE2_OP_ACK ||
-		    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
+		    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0 ||
+		    !rxe2_comp_waits_answer(qp))
 			return false;
 		q = &dp->ooo_resp;
 		base = dp->comp_psn;
@@ -161,6 +164,7 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			return false;	/* as if not kept: a NAK, a resend */
 	} else {
 		rxe2_skb_cb(skb)->loop = false;
+		nf_reset_ct(skb);	/* kept a while: no conntrack held */
 	}
 	rxe2_skb_cb(skb)->psn = pkt->psn;
 	/* its ICRC was checked: not again when its turn comes */
@@ -175,6 +179,30 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	else
 		rxe2_reorder_resp_gap(qp, pkt->flags & RXE2_OPF_LAST);
 	return true;
+}
+
+/*
+ * Kept packets were taken and the next kept one is past a new gap: it
+ * waited there while the old gap was filled, a round trip at least, so
+ * the new gap is a loss too.  Waiting for more to arrive would not do:
+ * with the window full behind the old gap nothing more comes.
+ */
+void rxe2_reorder_after_drain(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct sk_buff *req = skb_peek(&dp->ooo_req);
+	struct sk_buff *resp = skb_peek(&dp->ooo_resp);
+
+	if (req && rxe2_psn_diff(rxe2_skb_psn(req), dp->resp_psn) > 0) {
+		dp->ooo_req_gap.base = dp->resp_psn;
+		dp->ooo_req_gap.kept = RXE2_REORDER_NAK - 1;
+		rxe2_reorder_req_gap(qp, false);
+	}
+	if (resp && rxe2_psn_diff(rxe2_skb_psn(resp), dp->comp_psn) > 0) {
+		dp->ooo_resp_gap.base = dp->comp_psn;
+		dp->ooo_resp_gap.kept = RXE2_REORDER_NAK - 1;
+		rxe2_reorder_resp_gap(qp, false);
+	}
 }
 
 /* the kept packet whose turn has come, if any; stale ones are freed */
@@ -237,6 +265,22 @@ void rxe2_reorder_drained(struct rxe2_qp *qp)
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
 	    rxe2_psn_diff(dp->resp_psn, dp->ack_owed_psn) <= 0)
 		return;
+	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+		      dp->ack_owed_psn);
+}
+
+/*
+ * A READ or an atomic is taken: the ACK owed for the SEND or WRITE
+ * packets before it goes first, with their PSN (its own answer comes
+ * after them and carries its own).
+ */
+void rxe2_reorder_pay_ack(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (!dp->ack_owed)
+		return;
+	dp->ack_owed = false;
 	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
 		      dp->ack_owed_psn);
 }

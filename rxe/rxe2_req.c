@@ -500,6 +500,9 @@ u32 rxe2_req_skip(struct rxe2_qp *qp, u32 to)
 		u32 op = rxe2_swqe(qp, dp->req_next)->opcode;
 		u32 left, n;
 
+		/* SQD: nothing from sqd_stop on, sent before or not */
+		if (qp->state == IB_QPS_SQD && dp->req_next == dp->sqd_stop)
+			break;
 		if (info->state == RXE2_WQE_DONE && rxe2_is_local_op(op)) {
 			dp->req_next++;
 			continue;

@@ -780,6 +780,8 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 
 	if (dup && rxe2_resp_reread_now(qp, pkt, npkts))
 		return;
+	if (!dup)
+		rxe2_reorder_pay_ack(qp);
 	/* a new stream (or one asked again) finds its MR object anew */
 	WRITE_ONCE(dp->rd_active, false);
 	rxe2_mr_msg_end(&dp->rd_hold, 1);
@@ -877,6 +879,8 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	struct rxe2_mr *mr;
 	u64 orig;
 	int ret;
+
+	rxe2_reorder_pay_ack(qp);
 
 	if (va & 7) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,

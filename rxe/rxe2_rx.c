@@ -481,7 +481,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	struct rxe2_pkt pkt;
 	int budget = 256;
 	u32 smsn, psn;
-	bool kept;
+	bool kept, drained = false;
 
 	while (budget--) {
 		/* READ responses still to send, a budget at a time */
@@ -490,6 +490,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		/* a packet kept because it came early, whose turn it is */
 		skb = rxe2_reorder_next(qp);
 		kept = skb;
+		drained |= kept;
 		if (!kept)
 			rxe2_reorder_drained(qp);	/* the ACK owed */
 		if (kept) {
@@ -574,6 +575,8 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	}
 out:
 	rxe2_reorder_drained(qp);
+	if (drained)
+		rxe2_reorder_after_drain(qp);
 	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
 			   rxe2_reorder_ready(qp)))
 		rxe2_qp_kick(qp);

@@ -439,6 +439,7 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
 			    IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
+	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
 	WRITE_ONCE(qp->dp.retry_live, false);
 	del_timer(&qp->dp.retry_timer);
 	del_timer(&qp->dp.rnr_timer);

@@ -636,6 +636,7 @@ struct rxe2_qp_dp {
 	bool recovering;		/* cut for a NAK until recover_psn */
 	u32 recover_psn;		/* is acknowledged */
 	bool peer_keeps;		/* the responder keeps early packets */
+	bool nak_rewind;		/* went back for a sequence NAK */
 	bool gap_only;			/* resend gap_psn, then pass over */
 	u32 gap_psn;
 	bool rtt_on;			/* rtt_psn's ACK is being timed */

@@ -443,6 +443,26 @@ static enum rxe2_rx_what rxe2_rx_next(struct rxe2_qp *qp,
 	return what;
 }
 
+/* what comes next from the queue, the ACK or the request slot */
+static enum rxe2_rx_what rxe2_rx_pick(struct rxe2_qp *qp,
+				      struct sk_buff **skb, u32 *smsn,
+				      u32 *psn)
+{
+	/* an empty queue costs no IRQ-off section */
+	if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
+	    !READ_ONCE(qp->dp.lack_valid) && !READ_ONCE(qp->dp.lreq_len))
+		return RXE2_RX_NONE;
+	/*
+	 * A handed-over request needs no lock: the slot is filled only
+	 * while the queue is empty, so it came before anything queued, and
+	 * only we free it.  (Before or after an ACK does not matter.)
+	 */
+	if (!READ_ONCE(qp->dp.lack_valid) &&
+	    smp_load_acquire(&qp->dp.lreq_len))	/* then its bytes */
+		return RXE2_RX_REQ;
+	return rxe2_rx_next(qp, skb, smsn, psn);
+}
+
 /* a packet to the responder or the completer; false: it has to wait */
 static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
@@ -491,26 +511,11 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 		skb = rxe2_reorder_next(qp);
 		kept = skb;
 		drained |= kept;
-		if (!kept)
-			rxe2_reorder_drained(qp);	/* the ACK owed */
 		if (kept) {
 			what = RXE2_RX_SKB;
-		/* an empty queue costs no IRQ-off section */
-		} else if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
-			   !READ_ONCE(qp->dp.lack_valid) &&
-			   !READ_ONCE(qp->dp.lreq_len)) {
-			break;
-		/*
-		 * A handed-over request needs no lock: the slot is filled
-		 * only while the queue is empty, so it came before anything
-		 * queued, and only we free it.  (Before or after an ACK
-		 * does not matter.)
-		 */
-		} else if (!READ_ONCE(qp->dp.lack_valid) &&
-			   smp_load_acquire(&qp->dp.lreq_len)) {
-			what = RXE2_RX_REQ;	/* then its bytes */
 		} else {
-			what = rxe2_rx_next(qp, &skb, &smsn, &psn);
+			rxe2_reorder_drained(qp);	/* the ACK owed */
+			what = rxe2_rx_pick(qp, &skb, &smsn, &psn);
 		}
 		switch (what) {
 		case RXE2_RX_NONE:

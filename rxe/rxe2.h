@@ -197,6 +197,20 @@ struct rxe2_fault {
 	struct delayed_work work;	/* sends held packets when due */
 };
 
+/*
+ * Copies of loopback packets for the taps of the device's netdev, in a
+ * ring shown by a work item in the order they were sent (rxe2_tx.c).
+ */
+struct rxe2_tap {
+	spinlock_t lock;		/* senders: the ring's head */
+	u8 *ring;			/* made at the first copy */
+	u32 head;			/* bytes ever written to it */
+	u32 tail;			/* bytes ever shown from it */
+	struct mutex show_lock;		/* one shows them at a time: order */
+	bool busy;			/* the work item is showing them */
+	struct delayed_work work;
+};
+
 struct rxe2_dev {
 	struct ib_device ibdev;
 	struct ib_device_attr attr;
@@ -257,6 +271,7 @@ struct rxe2_dev {
 	struct net *flow_net;
 	struct nf_hook_ops flow_ops[2];	/* ingress, egress */
 	struct rxe2_fault fault;	/* cold: only while rules are set */
+	struct rxe2_tap tap;		/* cold: only while a tap watches */
 };
 
 static inline void rxe2_dp_count(struct rxe2_dev *rdev, enum rxe2_dp_counter c)
@@ -329,6 +344,10 @@ void rxe2_net_exit(void);
 int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
+
+/* rxe2_tx.c: the taps' copies of loopback packets */
+void rxe2_tap_init(struct rxe2_dev *rdev);
+void rxe2_tap_fini(struct rxe2_dev *rdev);
 
 /* rxe2_fault.c: fault injection, the device's fault_tx_drop and fault */
 extern struct device_attribute dev_attr_fault_tx_drop;

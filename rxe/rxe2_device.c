@@ -404,6 +404,7 @@ static void rxe2_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&rxe2_dev_lock);
 
 	rxe2_fault_fini(rdev);
+	rxe2_tap_fini(rdev);
 	rxe2_gids_forget(rdev);
 	rxe2_tables_fini(rdev);
 	rxe2_ic_fini(rdev);
@@ -571,6 +572,7 @@ int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rxe2_init_attr(rdev);
 	rxe2_tables_init(rdev);
 	rxe2_fault_init(rdev);
+	rxe2_tap_init(rdev);
 	xa_init_flags(&rdev->counters, XA_FLAGS_ALLOC1);
 	rxe2_flows_init(rdev);
 	/* from here on, ib_dealloc_device() undoes all of it */

@@ -7,7 +7,8 @@
  * ip6_local_out() without any socket; the neighbour layer resolves the
  * MAC.  A packet to a GID of an rxe2 device in the same namespace
  * (loopback) skips all that: see rxe2_tx_send().  A small request to a
- * local QP is not even a packet: see rxe2_tx_begin().
+ * local QP is not even a packet: see rxe2_tx_begin().  The taps of the
+ * netdev see loopback packets all the same: see rxe2_tap_copy().
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -58,12 +59,14 @@ void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
  * *bth points at the zeroed transport headers, the payload follows; the
  * caller fills all paylen bytes of it.
  */
-struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
-			      unsigned int paylen, struct rxe2_bth **bth)
+static struct sk_buff *rxe2_tx_alloc_dev(struct net_device *ndev,
+					 unsigned int hdr_len,
+					 unsigned int paylen,
+					 struct rxe2_bth **bth)
 {
 	unsigned int pad = (4 - (paylen & 3)) & 3;
 	unsigned int len = hdr_len + paylen + pad + RXE2_ICRC_LEN;
-	unsigned int room = rxe2_tx_headroom(rxe2_qp_rdev(qp)->ndev);
+	unsigned int room = rxe2_tx_headroom(ndev);
 	unsigned int truesize = SKB_DATA_ALIGN(room + len) +
 		SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 	struct sk_buff *skb = NULL;
@@ -92,6 +95,12 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 	memset(*bth, 0, hdr_len);
 	memset((u8 *)*bth + hdr_len + paylen, 0, pad + RXE2_ICRC_LEN);
 	return skb;
+}
+
+struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
+			      unsigned int paylen, struct rxe2_bth **bth)
+{
+	return rxe2_tx_alloc_dev(rxe2_qp_rdev(qp)->ndev, hdr_len, paylen, bth);
 }
 
 /*
@@ -226,33 +235,371 @@ static void rxe2_tx_sent(struct rxe2_qp *qp, const struct rxe2_bth *bth,
 }
 
 /*
- * Show a loopback packet to the taps (tcpdump, packet sockets) of our
- * netdev as if it left through it: a link-layer header addressed to the
- * receiving device's netdev in front of the IP header, for the taps'
- * clone only.  Packet sockets take their receive queue lock without
- * disabling bottom halves, as on the transmit path: so do we.
+ * While a tap watches lo, a device on lo sends its loopback packets
+ * through it: libpcap drops lo's outgoing packets as duplicates of the
+ * incoming ones, so the copy rxe2_tap_copy() shows would be invisible
+ * there.
  */
-static void rxe2_tx_tap(struct net_device *ndev, struct rxe2_qp *to,
-			struct sk_buff *skb)
+static bool rxe2_tx_lo_tapped(struct net_device *ndev)
 {
-	struct net_device *dndev = rxe2_qp_rdev(to)->ndev;
+	return (ndev->flags & IFF_LOOPBACK) && dev_nit_active(ndev);
+}
 
+/* UDP and IP headers in front of a packet's transport headers */
+static int rxe2_tx_headers(struct net *net, const struct rxe2_av *av,
+			   u16 sport, struct sk_buff *skb, bool local)
+{
+	struct udphdr *uh;
+	int ret;
+
+	skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;	/* RoCEv2: the ICRC protects the payload */
+
+	if (av->ipv6)
+		ret = rxe2_tx_ip6(net, av, skb, sport, local);
+	else
+		ret = rxe2_tx_ip4(net, av, skb, sport, local);
+	if (ret)
+		return ret;
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->priority = av->tclass >> 5;
+	return 0;
+}
+
+/*
+ * The loopback packet a call on ndev stands for: @len bytes of transport
+ * headers and payload behind IP and UDP headers; NULL without memory.
+ */
+static struct sk_buff *rxe2_tx_call_skb(struct net_device *ndev,
+					const struct rxe2_av *av, u16 sport,
+					const void *hdr, u32 len)
+{
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+
+	skb = rxe2_tx_alloc_dev(ndev, 0, len, &bth);
+	if (!skb)
+		return NULL;
+	memcpy(bth, hdr, len);
+	if (rxe2_tx_headers(dev_net(ndev), av, sport, skb, true)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+/*
+ * Taps.  A loopback packet never passes through the netdev, so rxe2 shows
+ * the netdev's taps (tcpdump -i, packet sockets) a copy of it as if it
+ * had left through it: a link-layer header addressed to the receiving
+ * device's netdev in front of the IP header, and a valid ICRC.  Packets
+ * handed over as calls (rxe2_tx_begin(), rxe2_tx_loop_ack()) too: the
+ * copy is the packet they stand for.
+ *
+ * The sender only copies the bytes into the device's ring, before the
+ * receiver can see the packet: the IP packet, or a call's transport
+ * headers and payload with its address vector.  The rest, an skb for
+ * the copy, the ICRC and dev_queue_xmit_nit() with the taps' filters,
+ * copies and timestamps, is done by a work item (rxe2_tap_show()), on
+ * another CPU when one is free: a jiffy after the first copy, or at once
+ * when RXE2_TAP_KICK bytes wait.  Not a clone of the packet: a clone held
+ * until then kept the page its data sits in from being reused, and
+ * every skb then took a freshly zeroed page.  Everything a device sends
+ * passes through its one ring, so its taps see the packets in the order
+ * they were sent, timestamped when shown (a jiffy or so late).  A sender
+ * that finds the ring full shows what it holds itself: the taps slow the
+ * traffic down rather than lose any of it.  The ring is allocated at the
+ * first copy and freed with the device.
+ */
+#define RXE2_TAP_BYTES		(256 * 1024)	/* a power of two */
+#define RXE2_TAP_KICK		(RXE2_TAP_BYTES / 4)
+
+enum rxe2_tap_kind {
+	RXE2_TAP_PAD,		/* nothing up to the end of the ring */
+	RXE2_TAP_PKT,		/* data: the IP packet */
+	RXE2_TAP_CALL,		/* data: what a call hands over */
+};
+
+/* a copy in the ring: this header, then len bytes of data */
+struct rxe2_tap_rec {
+	u32 size;		/* bytes to the next record */
+	u16 len;
+	u16 sport;		/* a call's UDP source port */
+	u8 kind;
+	u8 dmac[ETH_ALEN];	/* the receiving device's netdev */
+	struct rxe2_av av;	/* a call's; of a packet only av.ipv6 */
+	u8 data[] __aligned(8);
+};
+
+/* the skb of a copied IP packet: as rxe2_tx_xmit() had it */
+static struct sk_buff *rxe2_tap_pkt_skb(struct net_device *ndev,
+					const struct rxe2_tap_rec *rec)
+{
+	unsigned int room = rxe2_tx_headroom(ndev);
+	struct sk_buff *skb;
+
+	skb = netdev_alloc_skb(ndev, room + rec->len);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	skb_put_data(skb, rec->data, rec->len);
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, rec->av.ipv6 ? sizeof(struct ipv6hdr) :
+				      ip_hdrlen(skb));
+	skb->protocol = htons(rec->av.ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	skb->ip_summed = CHECKSUM_NONE;
+	return skb;
+}
+
+/* a copy to the taps of ndev: an skb, its ICRC, dev_queue_xmit_nit() */
+static void rxe2_tap_show(struct net_device *ndev,
+			  const struct rxe2_tap_rec *rec)
+{
+	struct sk_buff *skb;
+
+	if (rec->kind == RXE2_TAP_PKT)
+		skb = rxe2_tap_pkt_skb(ndev, rec);
+	else
+		skb = rxe2_tx_call_skb(ndev, &rec->av, rec->sport, rec->data,
+				       rec->len);
+	if (!skb)
+		return;
+	rxe2_tx_icrc(skb, rec->av.ipv6, skb->len - skb_transport_offset(skb) -
+		     sizeof(struct udphdr));
 	skb->dev = ndev;
-	if (dev_hard_header(skb, ndev, ntohs(skb->protocol),
-			    dndev->dev_addr, NULL, skb->len) < 0)
-		goto out;
+	if (dev_hard_header(skb, ndev, ntohs(skb->protocol), rec->dmac, NULL,
+			    skb->len) < 0) {
+		kfree_skb(skb);
+		return;
+	}
 	skb_reset_mac_header(skb);
+	/*
+	 * Packet sockets take their receive queue lock without disabling
+	 * bottom halves, as on the transmit path: so do we.
+	 */
 	local_bh_disable();
 	dev_queue_xmit_nit(skb, ndev);
 	local_bh_enable();
-out:
-	skb_pull(skb, skb_network_offset(skb));
+	consume_skb(skb);
+}
+
+/* show every copy in the ring, in order; caller holds tap->show_lock */
+static void rxe2_tap_show_all(struct rxe2_dev *rdev)
+{
+	struct rxe2_tap *tap = &rdev->tap;
+	u32 tail = tap->tail;
+
+	/* acquire: the records up to head are written */
+	while (tail != smp_load_acquire(&tap->head)) {
+		const struct rxe2_tap_rec *rec =
+			(void *)tap->ring + tail % RXE2_TAP_BYTES;
+
+		if (rec->kind != RXE2_TAP_PAD)
+			rxe2_tap_show(rdev->ndev, rec);
+		tail += rec->size;
+		/* release: done with the record, a sender may reuse it */
+		smp_store_release(&tap->tail, tail);
+		cond_resched();
+	}
+}
+
+static void rxe2_tap_work(struct work_struct *work)
+{
+	struct rxe2_dev *rdev = container_of(to_delayed_work(work),
+					     struct rxe2_dev, tap.work);
+	struct rxe2_tap *tap = &rdev->tap;
+
+	mutex_lock(&tap->show_lock);
+	do {
+		WRITE_ONCE(tap->busy, true);
+		rxe2_tap_show_all(rdev);
+		WRITE_ONCE(tap->busy, false);
+		smp_mb();	/* not busy, then look: pairs with _put() */
+	} while (tap->tail != smp_load_acquire(&tap->head));
+	mutex_unlock(&tap->show_lock);
+}
+
+/* the ring, made at the first copy; false without memory */
+static bool rxe2_tap_ring(struct rxe2_tap *tap)
+{
+	u8 *ring;
+
+	if (likely(READ_ONCE(tap->ring)))
+		return true;
+	ring = kvmalloc(RXE2_TAP_BYTES, GFP_KERNEL);
+	if (!ring)
+		return false;
+	spin_lock(&tap->lock);
+	if (!tap->ring) {
+		WRITE_ONCE(tap->ring, ring);
+		ring = NULL;
+	}
+	spin_unlock(&tap->lock);
+	kvfree(ring);
+	return true;
+}
+
+/*
+ * A record of @len bytes of data at the head of the ring (which exists:
+ * rxe2_tap_ring()), with tap->lock held: the caller fills it and
+ * publishes it (rxe2_tap_put()).
+ */
+static struct rxe2_tap_rec *rxe2_tap_get(struct rxe2_dev *rdev, u32 len)
+	__acquires(&rdev->tap.lock)
+{
+	struct rxe2_tap *tap = &rdev->tap;
+	u32 size = ALIGN(sizeof(struct rxe2_tap_rec) + len, 8);
+	struct rxe2_tap_rec *rec;
+
+	spin_lock(&tap->lock);
+	for (;;) {
+		u32 off = tap->head % RXE2_TAP_BYTES;
+		u32 pad = off + size > RXE2_TAP_BYTES ? RXE2_TAP_BYTES - off : 0;
+
+		/* acquire: pairs with rxe2_tap_show_all() freeing records */
+		if (tap->head + pad + size - smp_load_acquire(&tap->tail) <=
+		    RXE2_TAP_BYTES) {
+			if (pad) {
+				/* the ring's end: the record starts over */
+				rec = (void *)tap->ring + off;
+				rec->kind = RXE2_TAP_PAD;
+				rec->size = pad;
+				/* release: pairs with rxe2_tap_show_all() */
+				smp_store_release(&tap->head, tap->head + pad);
+			}
+			break;
+		}
+		/* the taps fall behind: show the ring here */
+		spin_unlock(&tap->lock);
+		mutex_lock(&tap->show_lock);
+		rxe2_tap_show_all(rdev);
+		mutex_unlock(&tap->show_lock);
+		spin_lock(&tap->lock);
+	}
+	rec = (void *)tap->ring + tap->head % RXE2_TAP_BYTES;
+	rec->size = size;
+	rec->len = len;
+	return rec;
+}
+
+/* publish the record rxe2_tap_get() gave; the work item comes for it */
+static void rxe2_tap_put(struct rxe2_dev *rdev, struct rxe2_tap_rec *rec)
+	__releases(&rdev->tap.lock)
+{
+	struct rxe2_tap *tap = &rdev->tap;
+	u32 used;
+	int cpu;
+
+	/* release: the record is written */
+	smp_store_release(&tap->head, tap->head + rec->size);
+	used = tap->head - READ_ONCE(tap->tail);
+	spin_unlock(&tap->lock);
+	smp_mb();	/* published, then read busy: pairs with rxe2_tap_work() */
+	if (READ_ONCE(tap->busy))
+		return;	/* the work item shows it */
+	/*
+	 * On the next CPU: this one is busy sending.  The work item runs
+	 * in a jiffy, to show a burst at once, or now when the ring fills.
+	 */
+	cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (used < RXE2_TAP_KICK)
+		queue_delayed_work_on(cpu, system_wq, &tap->work, 1);
+	else if (timer_pending(&tap->work.timer) ||
+		 !delayed_work_pending(&tap->work))
+		mod_delayed_work_on(cpu, system_wq, &tap->work, 0);
+}
+
+/*
+ * rxe2_tap_copy() - copy a loopback packet to @to (IP and UDP headers on,
+ * ICRC not computed) for the taps of our netdev.  Caller: the runner of
+ * a QP, before the receiver can see the packet.
+ */
+static void rxe2_tap_copy(struct rxe2_dev *rdev, struct rxe2_qp *to,
+			  const struct rxe2_av *av, struct sk_buff *skb)
+{
+	struct rxe2_tap_rec *rec;
+
+	/* more than a packet at path MTU 4096 cannot be */
+	if (skb->len > RXE2_TAP_BYTES / 8 || !rxe2_tap_ring(&rdev->tap))
+		return;
+	rec = rxe2_tap_get(rdev, skb->len);
+	rec->kind = RXE2_TAP_PKT;
+	ether_addr_copy(rec->dmac, rxe2_qp_rdev(to)->ndev->dev_addr);
+	rec->av.ipv6 = av->ipv6;
+	skb_copy_bits(skb, 0, rec->data, skb->len);
+	rxe2_tap_put(rdev, rec);
+}
+
+/*
+ * rxe2_tap_call() - copy what a call to @to hands over (@len bytes of
+ * transport headers and payload) for the taps of our netdev; false
+ * without memory.  Caller: the runner of a QP, before the call.
+ */
+static bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
+			  const struct rxe2_av *av, u16 sport,
+			  const void *hdr, u32 len)
+{
+	struct rxe2_tap_rec *rec;
+
+	if (!rxe2_tap_ring(&rdev->tap))
+		return false;
+	rec = rxe2_tap_get(rdev, len);
+	rec->kind = RXE2_TAP_CALL;
+	ether_addr_copy(rec->dmac, rxe2_qp_rdev(to)->ndev->dev_addr);
+	rec->av = *av;
+	rec->sport = sport;
+	memcpy(rec->data, hdr, len);
+	rxe2_tap_put(rdev, rec);
+	return true;
+}
+
+void rxe2_tap_init(struct rxe2_dev *rdev)
+{
+	spin_lock_init(&rdev->tap.lock);
+	mutex_init(&rdev->tap.show_lock);
+	INIT_DELAYED_WORK(&rdev->tap.work, rxe2_tap_work);
+}
+
+/* at device teardown: nothing is sent any more */
+void rxe2_tap_fini(struct rxe2_dev *rdev)
+{
+	cancel_delayed_work_sync(&rdev->tap.work);
+	kvfree(rdev->tap.ring);
+}
+
+/*
+ * The call did not work: hand over the packet it stands for, which the
+ * taps have a copy of already.  Consumes the reference on @to.
+ */
+static void rxe2_tx_call_failed(struct rxe2_qp *qp, const struct rxe2_av *av,
+				u16 sport, struct rxe2_qp *to, const void *hdr,
+				u32 len)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct sk_buff *skb;
+
+	skb = rxe2_tx_call_skb(rdev->ndev, av, sport, hdr, len);
+	if (!skb) {
+		rxe2_qp_put(to);
+		return;	/* lost: RC retries */
+	}
+	rxe2_skb_cb(skb)->trusted = true;
+	rxe2_qp_deliver(qp, to, skb);
+	rxe2_fault_overtaken(rdev);
 }
 
 /*
  * rxe2_tx_loop_ack() - a positive ACK to a local peer QP as a call, not a
  * packet (rxe2_qp_deliver_ack()): no skb, no headers, nothing to parse.
- * Never while a tap watches our netdev, which must see every packet.
+ * While a tap watches our netdev, it gets a copy of the ACK packet
+ * first, and the packet is handed over if the call does not work.
  * True: handed over, or dropped as a receiver would (counted); false:
  * send the ACK as a packet.  Caller: the runner of qp.
  */
@@ -260,10 +607,15 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct net_device *ndev = rdev->ndev;
+	struct {
+		struct rxe2_bth bth;
+		struct rxe2_aeth aeth;
+	} ack;
+	bool tapped = false;
 	struct rxe2_qp *to;
 	bool local;
 
-	if (!READ_ONCE(rdev->port_active) || dev_nit_active(ndev) ||
+	if (!READ_ONCE(rdev->port_active) || rxe2_tx_lo_tapped(ndev) ||
 	    rxe2_fault_on(rdev, RXE2_FAULT_ON_TX))
 		return false;
 	if (rxe2_fault_tx_drop(rdev))
@@ -281,9 +633,24 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 		rxe2_qp_put(to);
 		return false;
 	}
+	if (to && dev_nit_active(ndev)) {
+		rxe2_bth_init(&ack.bth, rxe2_qp_transport(qp) | RXE2_OP_ACK,
+			      false, 0, qp->attr.dest_qp_num, false, psn);
+		ack.aeth.smsn = htonl(smsn);
+		tapped = rxe2_tap_call(rdev, to, &qp->dp.av, qp->dp.src_port,
+				       &ack, sizeof(ack));
+		if (!tapped) {
+			rxe2_qp_put(to);
+			return false;
+		}
+	}
 	if (to && !rxe2_qp_deliver_ack(qp, to, smsn, psn)) {
-		rxe2_qp_put(to);
-		return false;
+		if (!tapped) {
+			rxe2_qp_put(to);
+			return false;
+		}
+		rxe2_tx_call_failed(qp, &qp->dp.av, qp->dp.src_port, to,
+				    &ack, sizeof(ack));
 	}
 	rxe2_qp_count_pkt(qp, true, RXE2_ACK_WIRE_LEN);
 	trace_rxe2_tx(rdev->ibdev.index, RXE2_OP_ACK, qp->attr.dest_qp_num, psn,
@@ -306,33 +673,16 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 	unsigned int tlen = skb->len;	/* BTH .. ICRC */
 	/* for the counters and the trace, after the skb is gone */
 	struct rxe2_bth bth = *(struct rxe2_bth *)skb->data;
-	struct udphdr *uh;
 	int ret;
 
-	/*
-	 * A capture on lo sees a packet as it comes in only: libpcap drops
-	 * lo's outgoing copies as duplicates of the incoming ones, so the
-	 * copy rxe2_tx_tap() would show is invisible there.  While a tap
-	 * watches lo, loopback packets take the real way through it.
-	 */
-	if (local && (ndev->flags & IFF_LOOPBACK) && dev_nit_active(ndev)) {
+	/* while a tap watches lo, take the real way through it */
+	if (local && rxe2_tx_lo_tapped(ndev)) {
 		if (to)
 			rxe2_qp_put(to);
 		to = NULL;
 		local = false;
 	}
-	skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh = udp_hdr(skb);
-	uh->source = htons(sport);
-	uh->dest = htons(ROCE_V2_UDP_DPORT);
-	uh->len = htons(skb->len);
-	uh->check = 0;	/* RoCEv2: the ICRC protects the payload */
-
-	if (av->ipv6)
-		ret = rxe2_tx_ip6(net, av, skb, sport, local);
-	else
-		ret = rxe2_tx_ip4(net, av, skb, sport, local);
+	ret = rxe2_tx_headers(net, av, sport, skb, local);
 	if (ret) {
 		if (to)
 			rxe2_qp_put(to);
@@ -340,14 +690,10 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return ret;
 	}
-	skb->ip_summed = CHECKSUM_NONE;
-	skb->priority = av->tclass >> 5;
 
 	if (local) {
-		if (dev_nit_active(ndev)) {
-			rxe2_tx_icrc(skb, av->ipv6, tlen);
-			rxe2_tx_tap(ndev, to, skb);
-		}
+		if (dev_nit_active(ndev))
+			rxe2_tap_copy(rxe2_qp_rdev(qp), to, av, skb);
 		rxe2_skb_cb(skb)->trusted = true;
 		rxe2_qp_deliver(qp, to, skb);
 		rxe2_tx_sent(qp, &bth, tlen);
@@ -403,8 +749,8 @@ static bool rxe2_tx_fault_drops(struct rxe2_qp *qp, struct sk_buff *skb,
  * another device's on this host) is loopback: it is handed to the
  * receiving QP directly (rxe2_qp_deliver()), without routing, netfilter
  * or the lo device, in order, and marked trusted: no ICRC is computed or
- * checked for it unless a tap watches our netdev, which then sees it
- * with a valid ICRC.
+ * checked for it (the taps of our netdev see a copy with one:
+ * rxe2_tap_copy()).
  */
 int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb)
@@ -449,8 +795,8 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
  * headers and paylen bytes of payload; returns its zeroed headers (the
  * payload follows, the caller fills all of it), NULL without memory.
  *
- * A small RC or UC request while no tap watches our netdev is built in
- * qp->dp.tx_stage instead of an skb (*skb NULL): if its destination is
+ * A small RC or UC request is built in qp->dp.tx_stage instead of an
+ * skb (*skb NULL): if its destination is
  * a local QP with nothing queued, rxe2_tx_finish() hands it over as a
  * call (rxe2_qp_deliver_req()), and the receiver takes it as it stands,
  * without an skb, IP and UDP headers or parsing of them.  Otherwise it
@@ -466,7 +812,7 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 	if (hdr_len + paylen <= RXE2_LOOP_REQ_MAX &&
 	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC ||
 	     qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
-	    !dev_nit_active(rdev->ndev) &&
+	    !rxe2_tx_lo_tapped(rdev->ndev) &&
 	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 		*skb = NULL;
 		qp->dp.tx_stage_len = hdr_len + paylen;
@@ -480,8 +826,10 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 /*
  * rxe2_tx_finish() - send what rxe2_tx_begin() built: the skb, or the
  * staged request, handed over as a call when it can be and turned into a
- * packet when not (a tap came up, a remote destination, the receiver has
- * a packet or another request queued).  0 or a negative errno (dropped:
+ * packet when not (a tap came up on lo, a remote destination, the
+ * receiver has a packet or another request queued).  While a tap watches
+ * our netdev, the packet is made for its copy first, and handed over as
+ * the packet if the call does not work.  0 or a negative errno (dropped:
  * RC retries).  Caller: the runner of qp.
  */
 int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
@@ -503,12 +851,32 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		return 0;	/* lost on the wire */
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(bth->qpn), &local);
-	if ((local && !to) ||
-	    (local && !dev_nit_active(rdev->ndev) &&
-	     rxe2_qp_deliver_req(qp, to, dp->tx_stage, dp->tx_stage_len))) {
-		/* handed over, or as if the receiver dropped it */
+	if (local && !to) {
+		/* as if the receiver dropped it */
 		rxe2_tx_sent(qp, bth, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
 		return 0;
+	}
+	if (local && !rxe2_tx_lo_tapped(rdev->ndev)) {
+		bool tapped = dev_nit_active(rdev->ndev);
+
+		if (tapped && !rxe2_tap_call(rdev, to, av, sport, dp->tx_stage,
+					     dp->tx_stage_len)) {
+			rxe2_qp_put(to);
+			return -ENOMEM;
+		}
+		if (rxe2_qp_deliver_req(qp, to, dp->tx_stage,
+					dp->tx_stage_len)) {
+			rxe2_tx_sent(qp, bth,
+				     RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+			return 0;
+		}
+		if (tapped) {
+			rxe2_tx_call_failed(qp, av, sport, to, dp->tx_stage,
+					    dp->tx_stage_len);
+			rxe2_tx_sent(qp, bth,
+				     RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+			return 0;
+		}
 	}
 	/* a packet after all; as headers and payload, the pad is the same */
 	skb = rxe2_tx_alloc(qp, 0, dp->tx_stage_len, &bth);

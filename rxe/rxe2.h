@@ -93,6 +93,7 @@ enum rxe2_dp_counter {
 	RXE2_DPC_READ_REREQUESTS,	/* READs asked again for a part */
 	RXE2_DPC_RESEND_SKIPPED,	/* resends passed over: acked */
 	RXE2_DPC_TAIL_PROBES,		/* resent before the ACK timeout */
+	RXE2_DPC_ONE_COPY,		/* loopback requests read in place */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */

@@ -68,6 +68,7 @@ static const struct {
 	{ "read_rerequests", RXE2_SRC_DP, RXE2_DPC_READ_REREQUESTS },
 	{ "resend_skipped", RXE2_SRC_DP, RXE2_DPC_RESEND_SKIPPED },
 	{ "tail_probes", RXE2_SRC_DP, RXE2_DPC_TAIL_PROBES },
+	{ "loop_one_copy_pkts", RXE2_SRC_DP, RXE2_DPC_ONE_COPY },
 	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
 	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },
 	{ "fault_injected", RXE2_SRC_DP, RXE2_DPC_FAULT_INJECTED },

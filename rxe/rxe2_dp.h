@@ -75,7 +75,8 @@ struct rxe2_pkt {
 	bool ipv6;
 	u32 psn;
 	u32 qpn;
-	u8 *payload;
+	u8 *payload;		/* NULL: read from src */
+	struct rxe2_src *src;	/* a one-copy loopback request's payload */
 	u32 paylen;
 	u32 wire_len;		/* BTH .. ICRC, for the counters */
 };
@@ -185,6 +186,9 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 			 u32 psn);
 bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 			 const void *req, u32 len);
+bool rxe2_qp_deliver_direct(struct rxe2_qp *from, struct rxe2_qp *to,
+			    u8 *hdr, u32 hdr_len, struct rxe2_src *src,
+			    u32 paylen);
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
@@ -220,10 +224,42 @@ struct rxe2_sge_cursor {
 	u32 off;		/* within sge[idx] */
 };
 
+/* rxe2_sge.c */
 int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
 		  unsigned int nhold, u64 *seq);
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
+
+/*
+ * The payload of a one-copy loopback request (rxe2_tx_direct()): ranges
+ * of the sender's MRs, each MR referenced until rxe2_src_put(), read in
+ * order by the receiver's placement while the sender waits.  Not a
+ * packet's worth of SGEs in more pieces than this: copied instead.
+ */
+#define RXE2_SRC_PIECES	4
+
+struct rxe2_src {
+	struct {
+		struct rxe2_mr *mr;
+		u64 iova;
+		u32 len;
+	} piece[RXE2_SRC_PIECES];
+	unsigned int num;
+	unsigned int idx;	/* reading piece[idx] at off */
+	u32 off;
+	bool err;		/* a read failed: the sender fails the WQE */
+};
+
+int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
+		 struct rxe2_mr_hold *hold, unsigned int nhold, u64 *seq,
+		 struct rxe2_src *src);
+void rxe2_src_put(struct rxe2_src *src);
+void rxe2_src_read(struct rxe2_src *src, void *buf, u32 len);
+int rxe2_mr_copy_src(struct rxe2_mr *mr, u64 iova, struct rxe2_src *src,
+		     u32 len);
+int rxe2_sge_copy_src(struct rxe2_qp *qp, struct rxe2_sge_cursor *c,
+		      struct rxe2_src *src, u32 len,
+		      struct rxe2_mr_hold *hold, unsigned int nhold);
 
 /* rxe2_icrc.c */
 u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
@@ -239,7 +275,11 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb);
 bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn);
 struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
-			       unsigned int paylen, struct sk_buff **skb);
+			       unsigned int paylen, bool direct,
+			       struct sk_buff **skb);
+int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		   struct rxe2_sge_cursor *c, u32 len,
+		   struct rxe2_mr_hold *hold, u64 *seq);
 int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		   struct sk_buff *skb);
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
@@ -253,6 +293,8 @@ unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
 				const struct in6_addr *daddr,
 				struct sk_buff *skb, bool ipv6);
 bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb);
+bool rxe2_rx_direct(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+		    struct rxe2_src *src, u32 paylen);
 bool rxe2_rx_queue_frame(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /* rxe2_mcast.c (the verbs are in rxe2_verbs.h) */

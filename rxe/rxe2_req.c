@@ -276,13 +276,14 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		  qp->ibqp.qp_type == IB_QPT_GSI;
 	u32 mtu = ud ? info->length : dp->mtu;
 	u32 off = dp->req_offset, n = 0, npsn = 1;
-	bool first, last, ackreq = false, gap;
+	bool first, last, ackreq = false, gap, direct, sent = false;
 	const struct rxe2_opinfo *oi;
 	struct rxe2_av ud_av, *av = &dp->av;
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
 	u16 sport = dp->src_port;
 	u32 dqpn = qp->attr.dest_qp_num;
+	int ret;
 	u8 op;
 
 	if (ud) {
@@ -318,7 +319,10 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY || gap))
 		ackreq = true;
 
-	bth = rxe2_tx_begin(qp, oi->hdr_len, n, &skb);	/* skb or staged */
+	/* from the SGEs: perhaps read in place by a local receiver */
+	direct = n && w->opcode != RXE2_WR_ATOMIC_WRITE &&
+		 !(w->send_flags & IB_SEND_INLINE);
+	bth = rxe2_tx_begin(qp, oi->hdr_len, n, direct, &skb);	/* or staged */
 	if (!bth)
 		return -ENOMEM;
 	rxe2_bth_init(bth, op,
@@ -384,17 +388,26 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 				.num = w->num_sge,
 			};
 
+			/* only the headers staged: see rxe2_tx_begin() */
+			sent = !skb && dp->tx_stage_len == oi->hdr_len;
 			rxe2_sge_seek(&c, off);
-			if (rxe2_sge_copy(qp, &c, payload, n, false,
-					  info->hold, RXE2_WQE_MRS,
-					  &info->mr_seq)) {
+			if (sent)
+				ret = rxe2_tx_direct(qp, av, sport, &c, n,
+						     info->hold,
+						     &info->mr_seq);
+			else
+				ret = rxe2_sge_copy(qp, &c, payload, n, false,
+						    info->hold, RXE2_WQE_MRS,
+						    &info->mr_seq);
+			if (ret && ret != -ENOMEM) {
 				kfree_skb(skb);
 				return IB_WC_LOC_PROT_ERR;
 			}
 		}
 	}
 
-	rxe2_tx_finish(qp, av, sport, skb);	/* a lost packet is retried */
+	if (!sent)	/* a lost packet is retried */
+		rxe2_tx_finish(qp, av, sport, skb);
 	if (dp->rate_kbps)
 		rxe2_pace_sent(qp, oi->hdr_len + n);
 	if (ackreq)
@@ -548,7 +561,7 @@ bool rxe2_req_reread(struct rxe2_qp *qp, u32 idx, u32 psn, u32 npkts)
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
 
-	bth = rxe2_tx_begin(qp, oi->hdr_len, 0, &skb);
+	bth = rxe2_tx_begin(qp, oi->hdr_len, 0, false, &skb);
 	if (!bth)
 		return false;
 	rxe2_bth_init(bth, op, false, 0, qp->attr.dest_qp_num, true, psn);

@@ -305,8 +305,12 @@ bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
 	return room >= len;
 }
 
-/* place len bytes at the current offset of the receive WQE */
-int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
+/*
+ * Place len bytes from buf, or from src when buf is NULL (a one-copy
+ * loopback request), at the current offset of the receive WQE.
+ */
+static int rxe2_resp_place_from(struct rxe2_qp *qp, void *buf,
+				struct rxe2_src *src, u32 len)
 {
 	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
 	struct rxe2_sge_cursor c = {
@@ -321,17 +325,31 @@ int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
 		/* rxe2_resp_choose_inline() saw the whole message fit */
 		if (len > sizeof(qp->dp.inl_data) - qp->dp.rcv_offset)
 			return -EINVAL;
-		memcpy(qp->dp.inl_data + qp->dp.rcv_offset, buf, len);
+		if (buf)
+			memcpy(qp->dp.inl_data + qp->dp.rcv_offset, buf, len);
+		else
+			rxe2_src_read(src, qp->dp.inl_data + qp->dp.rcv_offset,
+				      len);
 		qp->dp.rcv_offset += len;
 		return 0;
 	}
 	rxe2_sge_seek(&c, qp->dp.rcv_offset);
 	/* a slot for every SGE the WQE may have: all held */
-	ret = rxe2_sge_copy(qp, &c, buf, len, true, qp->dp.rcv_hold,
-			    RXE2_RECV_MRS, NULL);
+	if (buf)
+		ret = rxe2_sge_copy(qp, &c, buf, len, true, qp->dp.rcv_hold,
+				    RXE2_RECV_MRS, NULL);
+	else
+		ret = rxe2_sge_copy_src(qp, &c, src, len, qp->dp.rcv_hold,
+					RXE2_RECV_MRS);
 	if (!ret)
 		qp->dp.rcv_offset += len;
 	return ret;
+}
+
+/* place len bytes at the current offset of the receive WQE */
+int rxe2_resp_place(struct rxe2_qp *qp, void *buf, u32 len)
+{
+	return rxe2_resp_place_from(qp, buf, NULL, len);
 }
 
 /* a fatal request error: NAK (RC), fail the receive WQE, QP to ERROR */
@@ -500,7 +518,9 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	ret = rxe2_resp_place(qp, pkt->payload + skip, pkt->paylen - skip);
+	/* skip is 0 for a request with a source: no TM SRQ takes those */
+	ret = rxe2_resp_place_from(qp, pkt->src ? NULL : pkt->payload + skip,
+				   pkt->src, pkt->paylen - skip);
 	if (ret) {
 		if (ret == -EINVAL)
 			rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
@@ -609,8 +629,14 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 						  pkt->paylen,
 						  IB_ACCESS_REMOTE_WRITE);
 
-		ret = mr ? rxe2_mr_copy(mr, mr_va, pkt->payload,
-					pkt->paylen, true) : -EACCES;
+		if (!mr)
+			ret = -EACCES;
+		else if (pkt->src)
+			ret = rxe2_mr_copy_src(mr, mr_va, pkt->src,
+					       pkt->paylen);
+		else
+			ret = rxe2_mr_copy(mr, mr_va, pkt->payload,
+					   pkt->paylen, true);
 		if (mr)
 			rxe2_mr_put(mr);
 		if (ret) {

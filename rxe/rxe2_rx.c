@@ -334,6 +334,7 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 	pkt->ackreq = apsn & RXE2_BTH_ACKREQ;
 	pkt->qpn = ntohl(bth->qpn) & RXE2_QPN_MASK;
 	pkt->payload = pkt->hdr + oi->hdr_len;
+	pkt->src = NULL;
 	pkt->paylen = tlen - oi->hdr_len - pad - RXE2_ICRC_LEN;
 	pkt->wire_len = tlen;
 	if (!(oi->flags & RXE2_OPF_PAYLOAD) && pkt->paylen)
@@ -369,6 +370,7 @@ static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, u8 *buf, u32 len,
 	pkt->ackreq = apsn & RXE2_BTH_ACKREQ;
 	pkt->qpn = ntohl(bth->qpn) & RXE2_QPN_MASK;
 	pkt->payload = pkt->hdr + oi->hdr_len;
+	pkt->src = NULL;
 	pkt->paylen = len - oi->hdr_len;
 	return (oi->flags & RXE2_OPF_PAYLOAD) || !pkt->paylen;
 }
@@ -489,6 +491,38 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		else
 			rxe2_qp_dropped(qp, RXE2_DROP_QP_STATE);
 	}
+	return true;
+}
+
+/*
+ * rxe2_rx_direct() - take a one-copy loopback request now (see
+ * rxe2_qp_deliver_direct(): its runner holds our state_lock for it):
+ * @hdr_len bytes of transport headers built by the sender, the payload
+ * in @src, read by the placement.  Only when it is the packet we expect
+ * next and nothing comes before it: no packet queued, no request in the
+ * slot or kept, no READ being answered (a request would wait, and the
+ * source does not outlive this call).  Not to a TM SRQ, which parses
+ * the payload, or an XRC target.  False: nothing done, send a packet.
+ */
+bool rxe2_rx_direct(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+		    struct rxe2_src *src, u32 paylen)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	struct rxe2_pkt pkt;
+
+	if (!skb_queue_empty_lockless(&dp->rx_queue) ||
+	    READ_ONCE(dp->lreq_len) || dp->rd_active ||
+	    !skb_queue_empty(&dp->ooo_req) || rxe2_qp_is_xrc_tgt(qp) ||
+	    (qp->ibqp.srq && to_rsrq(qp->ibqp.srq)->tm) ||
+	    qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
+	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, &pkt) ||
+	    !(pkt.flags & RXE2_OPF_PAYLOAD) || pkt.psn != dp->resp_psn)
+		return false;
+	pkt.payload = NULL;
+	pkt.src = src;
+	pkt.paylen = paylen;
+	rxe2_rx_pkt(qp, &pkt);	/* takes it: no READ is answered */
+	rxe2_rx_taken(qp, &pkt, RXE2_REQ_WIRE_LEN(hdr_len + paylen));
 	return true;
 }
 

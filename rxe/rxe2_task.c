@@ -296,6 +296,53 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	return true;
 }
 
+/*
+ * rxe2_qp_deliver_direct() - a request packet from the runner of @from to
+ * @to, whose payload @to's responder reads straight from @from's memory
+ * (@src) here and now: one copy, from the source MR into the target.
+ * Only when @from runs at the top level, @to's lock is free and @to
+ * takes the packet at once (rxe2_rx_direct()); the source lives as long
+ * as this call.  @to runs inline as for a delivery, so its ACK goes back
+ * to @from's queue.  True: taken, and the caller's reference on @to
+ * consumed; false: nothing done, send a packet.
+ */
+bool rxe2_qp_deliver_direct(struct rxe2_qp *from, struct rxe2_qp *to,
+			    u8 *hdr, u32 hdr_len, struct rxe2_src *src,
+			    u32 paylen)
+{
+	bool taken;
+
+	if (to == from || from->dp.inline_parent ||
+	    test_bit(RXE2_QPF_DYING, &to->dp.flags) ||
+	    !mutex_trylock(&to->state_lock))
+		return false;
+	set_bit(RXE2_QPF_RUNNING, &to->dp.flags);
+	to->dp.inline_parent = from;
+	taken = !test_bit(RXE2_QPF_DYING, &to->dp.flags) &&
+		rxe2_rx_direct(to, hdr, hdr_len, src, paylen);
+	to->dp.inline_parent = NULL;
+	/*
+	 * Whatever else it has (a packet from elsewhere, a doorbell) is
+	 * run as for any delivery; without that, no whole pass over the QP
+	 * for every packet: unlock as rxe2_qp_run_unlock() would.  (Its
+	 * timers queue the work item themselves.)
+	 */
+	if (rxe2_qp_has_work(to)) {
+		rxe2_qp_run_unlock(to, from, false);
+	} else {
+		clear_bit(RXE2_QPF_RUNNING, &to->dp.flags);
+		mutex_unlock(&to->state_lock);
+		smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
+		if (rxe2_qp_has_work(to) && mutex_trylock(&to->state_lock))
+			rxe2_qp_run_unlock(to, from, false);
+		else
+			rxe2_qp_notify(to);
+	}
+	if (taken)
+		rxe2_qp_put(to);
+	return taken;
+}
+
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
@@ -538,64 +585,4 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 	if (!len)
 		return 0;
 	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
-}
-
-void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset)
-{
-	c->idx = 0;
-	c->off = 0;
-	while (c->idx < c->num && offset >= c->sge[c->idx].length) {
-		offset -= c->sge[c->idx].length;
-		c->idx++;
-	}
-	c->off = offset;
-}
-
-/*
- * rxe2_sge_copy() - copy len bytes between the SGE list at the cursor
- * and buf, looking every lkey up (PD and access checked) and checking
- * every range.  The message's MR objects are held in hold[nhold] (see
- * rxe2_mr_msg_lookup(), seq too).  Returns 0, -EINVAL when the list is too short
- * (a length error) or -EACCES (a protection error).
- */
-int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
-		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
-		  unsigned int nhold, u64 *seq)
-{
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-
-	while (len) {
-		const struct rxe2_sge *s;
-		struct rxe2_mr *mr;
-		u32 n;
-		int ret;
-
-		if (c->idx >= c->num)
-			return -EINVAL;
-		s = &c->sge[c->idx];
-		if (c->off >= s->length) {
-			c->idx++;
-			c->off = 0;
-			continue;
-		}
-		n = min(len, s->length - c->off);
-		mr = rxe2_mr_msg_lookup(hold, nhold, seq, rdev, s->lkey,
-					rxe2_qp_pd(qp),
-					to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
-		if (!mr)
-			return -EACCES;
-		if (!rxe2_qp_may_use_mr(qp, mr) ||
-		    !rxe2_mr_check_range(mr, s->addr + c->off, n)) {
-			rxe2_mr_put(mr);
-			return -EACCES;
-		}
-		ret = rxe2_mr_copy(mr, s->addr + c->off, buf, n, to_mem);
-		rxe2_mr_put(mr);
-		if (ret)
-			return -EACCES;
-		buf += n;
-		len -= n;
-		c->off += n;
-	}
-	return 0;
 }

@@ -801,21 +801,34 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
  * call (rxe2_qp_deliver_req()), and the receiver takes it as it stands,
  * without an skb, IP and UDP headers or parsing of them.  Otherwise it
  * becomes a packet there.  UD requests stay packets: their receiver
- * needs the IP header for the GRH.  Caller: the runner of qp.
+ * needs the IP header for the GRH.
+ *
+ * A larger one whose payload comes from the SGEs of the WQE (@direct)
+ * has only its headers staged (*skb NULL, the caller fills no payload)
+ * while no tap watches: rxe2_tx_direct() sends it, with one copy when
+ * the destination is local.  Caller: the runner of qp.
  */
 struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
-			       unsigned int paylen, struct sk_buff **skb)
+			       unsigned int paylen, bool direct,
+			       struct sk_buff **skb)
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct rxe2_bth *bth;
+	bool call = (qp->ibqp.qp_type == IB_QPT_RC ||
+		     qp->ibqp.qp_type == IB_QPT_UC ||
+		     qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
+		    !rxe2_tx_lo_tapped(rdev->ndev) &&
+		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX);
 
-	if (hdr_len + paylen <= RXE2_LOOP_REQ_MAX &&
-	    (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC ||
-	     qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
-	    !rxe2_tx_lo_tapped(rdev->ndev) &&
-	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
+	if (call && hdr_len + paylen <= RXE2_LOOP_REQ_MAX) {
 		*skb = NULL;
 		qp->dp.tx_stage_len = hdr_len + paylen;
+		memset(qp->dp.tx_stage, 0, hdr_len);
+		return (struct rxe2_bth *)qp->dp.tx_stage;
+	}
+	if (call && direct && !dev_nit_active(rdev->ndev)) {
+		*skb = NULL;
+		qp->dp.tx_stage_len = hdr_len;
 		memset(qp->dp.tx_stage, 0, hdr_len);
 		return (struct rxe2_bth *)qp->dp.tx_stage;
 	}
@@ -887,4 +900,78 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	}
 	memcpy(bth, dp->tx_stage, dp->tx_stage_len);
 	return rxe2_tx_xmit(qp, av, sport, skb, to, local, RXE2_FAULT_NONE, 0);
+}
+
+/*
+ * rxe2_tx_direct() - send what rxe2_tx_begin() staged the headers of
+ * (@direct), with the payload at cursor @c: @len bytes of the WQE's
+ * SGEs, its MRs held in @hold (and @seq, see rxe2_sge_copy()).  The
+ * SGEs are looked up and checked first, as a copy would; to a local QP
+ * that takes the packet at once, the receiver's placement then reads
+ * them in place (rxe2_qp_deliver_direct()): one copy per byte instead
+ * of two, no skb.  Otherwise it becomes a packet, its payload copied
+ * from them.  0, -ENOMEM (dropped: RC retries), or the error of the
+ * SGEs (-EINVAL, -EACCES): the WQE fails.  Caller: the runner of qp.
+ */
+int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
+		   struct rxe2_sge_cursor *c, u32 len,
+		   struct rxe2_mr_hold *hold, u64 *seq)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 hdr_len = dp->tx_stage_len;
+	struct rxe2_qp *to = NULL;
+	struct rxe2_src src;
+	struct rxe2_bth *bth;
+	struct sk_buff *skb;
+	bool local = false;
+	int ret;
+
+	struct rxe2_sge_cursor start = *c;	/* for the copy */
+
+	ret = rxe2_src_get(qp, c, len, hold, RXE2_WQE_MRS, seq, &src);
+	if (ret && ret != -E2BIG)
+		return ret;
+	if (!ret && READ_ONCE(rdev->port_active) &&
+	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX) &&
+	    !dev_nit_active(rdev->ndev)) {
+		to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
+					 ntohl(((struct rxe2_bth *)dp->tx_stage)->qpn),
+					 &local);
+		if (to && rxe2_qp_deliver_direct(qp, to, dp->tx_stage, hdr_len,
+						 &src, len)) {
+			ret = src.err ? -EACCES : 0;
+			rxe2_src_put(&src);
+			if (ret)
+				return ret;
+			rxe2_tx_sent(qp, (struct rxe2_bth *)dp->tx_stage,
+				     RXE2_REQ_WIRE_LEN(hdr_len + len));
+			rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
+			return 0;
+		}
+	}
+	/* a packet after all: routed and checked by rxe2_tx_send() */
+	if (to)
+		rxe2_qp_put(to);
+	skb = rxe2_tx_alloc(qp, 0, hdr_len + len, &bth);
+	if (!skb) {
+		if (!ret)
+			rxe2_src_put(&src);
+		return -ENOMEM;
+	}
+	memcpy(bth, dp->tx_stage, hdr_len);
+	if (!ret) {
+		rxe2_src_read(&src, (u8 *)bth + hdr_len, len);
+		ret = src.err ? -EACCES : 0;
+		rxe2_src_put(&src);
+	} else {
+		ret = rxe2_sge_copy(qp, &start, (u8 *)bth + hdr_len, len,
+				    false, hold, RXE2_WQE_MRS, seq);
+	}
+	if (ret) {
+		kfree_skb(skb);
+		return ret;
+	}
+	rxe2_tx_send(qp, av, sport, skb);
+	return 0;
 }

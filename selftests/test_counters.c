@@ -259,12 +259,18 @@ static void res_details(struct env *e, const char *what, struct dp_qp *a,
 }
 
 /* 1, 2: SENDs of 3000 B and 13 B, counted the same on either path */
-static void sends(struct env *e, const char *what)
+/*
+ * in_place: the 3000-byte SEND's packets are handed over with one copy
+ * (loopback: all 3; on the wire: none)
+ */
+static void sends(struct env *e, const char *what, long in_place)
 {
-	static const struct want wa[] = {
+	const struct want wa[] = {
 		{ "sent_pkts", 4 }, { "sent_bytes", 3048 + 32 },
 		{ "rcvd_pkts", 2 }, { "rcvd_bytes", 40 },
-		{ "rdma_sends", 2 }, { NULL, 0 } };
+		{ "rdma_sends", 2 },
+		{ in_place ? "loop_one_copy_pkts" : NULL, in_place },
+		{ NULL, 0 } };
 	static const struct want wb[] = {
 		{ "rcvd_pkts", 4 }, { "rcvd_bytes", 3048 + 32 },
 		{ "sent_pkts", 2 }, { "sent_bytes", 40 },
@@ -518,7 +524,7 @@ int main(void)
 		return tap_done();
 	}
 	env_open(&e, DA, DB);
-	sends(&e, "SENDs of 3000 B and 13 B over the wire");
+	sends(&e, "SENDs of 3000 B and 13 B over the wire", 0);
 	rnr(&e);
 	no_peer(&e);
 	dup_request(&e);
@@ -529,7 +535,7 @@ int main(void)
 
 	if (tap_ok(dp_veth_links(), "rxe2_dp0 and rxe2_dp1 in one namespace")) {
 		env_open(&e, "rxe2_dp0", "rxe2_dp1");
-		sends(&e, "SENDs of 3000 B and 13 B handed over locally");
+		sends(&e, "SENDs of 3000 B and 13 B handed over locally", 3);
 		env_close(&e);
 		dp_veth_links_del();
 	}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * One copy on loopback (rxe2_tx_direct(), rxe2_qp_deliver_direct()): a
+ * SEND or WRITE packet to a local QP whose payload is too large for a
+ * staged call is placed by the receiver straight from the sender's
+ * MRs.  On an RC or UC pair of one device at MTU 1024, every case checks
+ * the completions, the data byte for byte and the port counter
+ * loop_one_copy_pkts, which counts the packets that took that way:
+ *
+ *  - a 64 KiB WRITE from one SGE: all 64 packets;
+ *  - a 20,000-byte SEND from three SGEs into three receive SGEs of other
+ *    sizes: all 20 packets, the bytes where each SGE says;
+ *  - a WRITE of 1,124 bytes: the first packet in place, the last (100
+ *    bytes) a staged call, as before;
+ *  - a SEND whose packet spans 8 SGEs (more than a source holds): copied
+ *    as before, no packet in place;
+ *  - a SEND whose second SGE has a bad lkey: LOC_PROT_ERR before any
+ *    packet, as with a copy;
+ *  - a WRITE to an rkey without remote write: REM_ACCESS_ERR, the
+ *    target untouched;
+ *  - an ODP source: copied (no packet in place); an ODP target from a
+ *    pinned source: in place;
+ *  - a UC WRITE of 4 KiB: 4 packets in place.
+ * TAP output.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp.h"
+#include "tap.h"
+#include "util.h"
+
+#define LEN	(64 * 1024)
+#define CTR	"loop_one_copy_pkts"
+
+static struct dp_dev dev;
+static uint8_t *abuf, *bbuf;
+static struct ibv_mr *amr, *bmr;
+
+static const struct ibv_qp_cap cap8 = {
+	.max_send_wr = 16,
+	.max_recv_wr = 16,
+	.max_send_sge = 8,
+	.max_recv_sge = 8,
+};
+
+static long one_copy(void)
+{
+	return dp_hw_counter(dev.name, CTR);
+}
+
+static bool pair(enum ibv_qp_type type, struct dp_qp *a, struct dp_qp *b)
+{
+	struct dp_conn c;
+
+	dp_conn_default(&c);
+	c.mtu = IBV_MTU_1024;
+	return tap_ret(dp_pair(&dev, &dev, type, &cap8, &c, a, b), 0,
+		       "%s pair on %s, MTU 1024",
+		       type == IBV_QPT_RC ? "RC" : "UC", dev.name);
+}
+
+static void unpair(struct dp_qp *a, struct dp_qp *b)
+{
+	dp_qp_free(a);
+	dp_qp_free(b);
+}
+
+/* a WRITE of len bytes of pattern seed from src (lkey) to dst (rkey) */
+static void write_case(struct dp_qp *a, const char *what, uint8_t *src,
+		       uint32_t lkey, uint8_t *dst, uint32_t rkey,
+		       uint32_t len, uint32_t seed, long in_place)
+{
+	struct dp_wc_want w = dp_want(seed, IBV_WC_RDMA_WRITE);
+	long c0 = one_copy();
+
+	dp_fill(src, len, seed);
+	memset(dst, 0, len + 1);
+	if (!tap_ret(dp_post_send1(a->qp, seed, IBV_WR_RDMA_WRITE, src, len,
+				   lkey, (uintptr_t)dst, rkey, 0), 0,
+		     "%s: post", what))
+		return;
+	dp_expect(a->scq, &w, "%s: completes", what);
+	tap_ok(dp_verify(dst, len, seed) < 0 && dst[len] == 0,
+	       "%s: %u bytes exact, nothing past them", what, len);
+	tap_ret(one_copy() - c0, in_place, "%s: %s +%ld", what, CTR,
+		in_place);
+}
+
+static void write_pinned(void)
+{
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	write_case(&a, "64 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
+		   LEN, 11, 64);
+	write_case(&a, "1124-byte WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
+		   1124, 12, 1);
+	unpair(&a, &b);
+}
+
+/* SEND of 20,000 bytes: SGEs 7000 + 7000 + 6000 into 5000 + 5000 + 12000 */
+static void send_sges(void)
+{
+	const char *what = "20000-byte SEND, 3 SGEs into 3";
+	struct dp_wc_want ws = dp_want(21, IBV_WC_SEND);
+	struct dp_wc_want wr = dp_want(22, IBV_WC_RECV);
+	uint8_t *src = abuf, *dst = bbuf, *ref;
+	struct ibv_sge ss[3] = {
+		{ (uintptr_t)src, 7000, amr->lkey },
+		{ (uintptr_t)src + 8000, 7000, amr->lkey },
+		{ (uintptr_t)src + 16000, 6000, amr->lkey },
+	};
+	struct ibv_sge rs[3] = {
+		{ (uintptr_t)dst + 100, 5000, bmr->lkey },
+		{ (uintptr_t)dst + 6000, 5000, bmr->lkey },
+		{ (uintptr_t)dst + 12000, 12000, bmr->lkey },
+	};
+	struct ibv_send_wr swr = {
+		.wr_id = 21, .sg_list = ss, .num_sge = 3,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 22, .sg_list = rs, .num_sge = 3 };
+	struct ibv_send_wr *bs;
+	struct ibv_recv_wr *br;
+	struct dp_qp a, b;
+	long c0;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	ref = malloc(20000);
+	dp_fill(src, 24000, 21);
+	memset(dst, 0, 25000);
+	/* the message as the SEND gathers it */
+	memcpy(ref, src, 7000);
+	memcpy(ref + 7000, src + 8000, 7000);
+	memcpy(ref + 14000, src + 16000, 6000);
+	c0 = one_copy();
+	tap_ret(ibv_post_recv(b.qp, &rwr, &br), 0, "%s: post recv", what);
+	tap_ret(ibv_post_send(a.qp, &swr, &bs), 0, "%s: post send", what);
+	dp_expect(a.scq, &ws, "%s: send completes", what);
+	wr.byte_len = 20000;
+	dp_expect(b.rcq, &wr, "%s: receive completes, 20000 bytes", what);
+	tap_ok(!memcmp(dst + 100, ref, 5000) &&
+	       !memcmp(dst + 6000, ref + 5000, 5000) &&
+	       !memcmp(dst + 12000, ref + 10000, 10000),
+	       "%s: every byte where its SGE says", what);
+	tap_ok(dp_verify_byte(dst, 100, 0) < 0 &&
+	       dp_verify_byte(dst + 5100, 900, 0) < 0 &&
+	       dp_verify_byte(dst + 11000, 1000, 0) < 0 &&
+	       dp_verify_byte(dst + 22000, 3000, 0) < 0,
+	       "%s: nothing between or past them", what);
+	tap_ret(one_copy() - c0, 20, "%s: %s +20", what, CTR);
+	free(ref);
+	unpair(&a, &b);
+}
+
+/* one packet of 8 SGEs of 128 bytes: more pieces than a source holds */
+static void send_many_sges(void)
+{
+	const char *what = "1024-byte SEND from 8 SGEs";
+	struct dp_wc_want ws = dp_want(31, IBV_WC_SEND);
+	struct dp_wc_want wr = dp_want(32, IBV_WC_RECV);
+	struct ibv_sge ss[8];
+	struct ibv_send_wr swr = {
+		.wr_id = 31, .sg_list = ss, .num_sge = 8,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bs;
+	struct dp_qp a, b;
+	bool same = true;
+	long c0;
+	int i;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	dp_fill(abuf, 2048, 31);
+	memset(bbuf, 0, 2048);
+	for (i = 0; i < 8; i++) {
+		/* every other 128-byte block */
+		ss[i].addr = (uintptr_t)abuf + 256 * i;
+		ss[i].length = 128;
+		ss[i].lkey = amr->lkey;
+	}
+	c0 = one_copy();
+	tap_ret(dp_post_recv1(b.qp, 32, bbuf, 2048, bmr->lkey), 0,
+		"%s: post recv", what);
+	tap_ret(ibv_post_send(a.qp, &swr, &bs), 0, "%s: post send", what);
+	dp_expect(a.scq, &ws, "%s: send completes", what);
+	wr.byte_len = 1024;
+	dp_expect(b.rcq, &wr, "%s: receive completes, 1024 bytes", what);
+	for (i = 0; i < 8; i++)
+		same &= !memcmp(bbuf + 128 * i, abuf + 256 * i, 128);
+	tap_ok(same && dp_verify_byte(bbuf + 1024, 1024, 0) < 0,
+	       "%s: bytes exact", what);
+	tap_ret(one_copy() - c0, 0, "%s: copied, %s +0", what, CTR);
+	unpair(&a, &b);
+}
+
+/* a SEND of two 1 KiB SGEs, the second with a bad lkey */
+static void send_bad_lkey(void)
+{
+	const char *what = "SEND, second SGE's lkey bad";
+	struct dp_wc_want ws = dp_want(41, IBV_WC_SEND);
+	struct ibv_sge ss[2] = {
+		{ (uintptr_t)abuf, 1024, amr->lkey },
+		{ (uintptr_t)abuf + 1024, 1024, amr->lkey ^ 0x5a5a00 },
+	};
+	struct ibv_send_wr swr = {
+		.wr_id = 41, .sg_list = ss, .num_sge = 2,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bs;
+	struct dp_qp a, b;
+	long c0;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	dp_fill(abuf, 2048, 41);
+	memset(bbuf, 0, 2048);
+	c0 = one_copy();
+	tap_ret(dp_post_recv1(b.qp, 42, bbuf, 2048, bmr->lkey), 0,
+		"%s: post recv", what);
+	tap_ret(ibv_post_send(a.qp, &swr, &bs), 0, "%s: post send", what);
+	ws.status = IBV_WC_LOC_PROT_ERR;
+	ws.opcode = -1;
+	dp_expect(a.scq, &ws, "%s: LOC_PROT_ERR", what);
+	/* the requester checks every SGE of a message before its first packet */
+	tap_ret(one_copy() - c0, 0, "%s: nothing sent, %s +0", what, CTR);
+	tap_ok(dp_verify_byte(bbuf, 2048, 0) < 0, "%s: nothing placed", what);
+	unpair(&a, &b);
+}
+
+static void write_no_access(void)
+{
+	const char *what = "WRITE to an rkey without remote write";
+	struct dp_wc_want w = dp_want(51, -1);
+	struct ibv_mr *ro;
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	ro = dp_reg(dev.pd, bbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+		    IBV_ACCESS_REMOTE_READ);
+	dp_fill(abuf, 4096, 51);
+	memset(bbuf, 0x33, 4096);
+	tap_ret(dp_post_send1(a.qp, 51, IBV_WR_RDMA_WRITE, abuf, 4096,
+			      amr->lkey, (uintptr_t)bbuf, ro->rkey, 0), 0,
+		"%s: post", what);
+	w.status = IBV_WC_REM_ACCESS_ERR;
+	dp_expect(a.scq, &w, "%s: REM_ACCESS_ERR", what);
+	tap_ok(dp_verify_byte(bbuf, 4096, 0x33) < 0, "%s: target untouched",
+	       what);
+	ibv_dereg_mr(ro);
+	unpair(&a, &b);
+}
+
+static void write_odp(void)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_mr *oa, *ob;
+	uint8_t *oabuf, *obbuf;
+	struct dp_qp a, b;
+
+	if (ibv_query_device_ex(dev.ctx, NULL, &ax) ||
+	    !(ax.odp_caps.per_transport_caps.rc_odp_caps &
+	      IBV_ODP_SUPPORT_WRITE)) {
+		tap_skip("ODP WRITE not supported");
+		return;
+	}
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	oabuf = dp_alloc(8192);
+	obbuf = dp_alloc(8192);
+	oa = dp_reg(dev.pd, oabuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	ob = dp_reg(dev.pd, obbuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	write_case(&a, "8 KiB WRITE from an ODP MR", oabuf, oa->lkey, bbuf,
+		   bmr->rkey, 8191, 61, 0);
+	write_case(&a, "8 KiB WRITE to an ODP MR", abuf, amr->lkey, obbuf,
+		   ob->rkey, 8191, 62, 8);
+	ibv_dereg_mr(oa);
+	ibv_dereg_mr(ob);
+	free(oabuf);
+	free(obbuf);
+	unpair(&a, &b);
+}
+
+static void write_uc(void)
+{
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_UC, &a, &b))
+		return;
+	write_case(&a, "UC 4 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
+		   4096, 71, 4);
+	unpair(&a, &b);
+}
+
+int main(void)
+{
+	dp_open(&dev, test_dev_name());
+	if (!dev.rxe2) {
+		tap_skip("%s is not rxe2", dev.name);
+		dp_close(&dev);
+		return tap_done();
+	}
+	abuf = dp_alloc(LEN + 1);
+	bbuf = dp_alloc(LEN + 1);
+	amr = dp_reg(dev.pd, abuf, LEN + 1, DP_ACCESS_ALL);
+	bmr = dp_reg(dev.pd, bbuf, LEN + 1, DP_ACCESS_ALL);
+
+	write_pinned();
+	send_sges();
+	send_many_sges();
+	send_bad_lkey();
+	write_no_access();
+	write_odp();
+	write_uc();
+
+	ibv_dereg_mr(amr);
+	ibv_dereg_mr(bmr);
+	free(abuf);
+	free(bbuf);
+	dp_close(&dev);
+	return tap_done();
+}

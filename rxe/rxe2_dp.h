@@ -186,9 +186,10 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 			 u32 psn);
 bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 			 const void *req, u32 len);
-bool rxe2_qp_deliver_direct(struct rxe2_qp *from, struct rxe2_qp *to,
-			    u8 *hdr, u32 hdr_len, struct rxe2_src *src,
-			    u32 paylen);
+bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to);
+void rxe2_qp_direct_end(struct rxe2_qp *from);
+bool rxe2_qp_deliver_direct(struct rxe2_qp *from, u8 *hdr, u32 hdr_len,
+			    struct rxe2_src *src, u32 paylen);
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);

@@ -616,7 +616,7 @@ static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
  * Caller holds state_lock.  Sends at most *budget packets (and counts
  * them off); work left beyond that goes to the QP's work item.
  */
-void rxe2_req_run(struct rxe2_qp *qp, int *budget)
+static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
@@ -705,6 +705,16 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 		if (info->state == RXE2_WQE_DONE)
 			rxe2_comp_retire(qp);
 	}
+}
+
+/*
+ * Send what the SQ has, within the budget; a local QP kept locked for
+ * one-copy requests meanwhile is let go at the end (rxe2_tx_direct()).
+ */
+void rxe2_req_run(struct rxe2_qp *qp, int *budget)
+{
+	rxe2_req_send_all(qp, budget);
+	rxe2_qp_direct_end(qp);
 }
 
 /* kernel QPs: write the WRs into the kernel SQ ring, then run the QP */

@@ -297,35 +297,42 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 }
 
 /*
- * rxe2_qp_deliver_direct() - a request packet from the runner of @from to
- * @to, whose payload @to's responder reads straight from @from's memory
- * (@src) here and now: one copy, from the source MR into the target.
- * Only when @from runs at the top level, @to's lock is free and @to
- * takes the packet at once (rxe2_rx_direct()); the source lives as long
- * as this call.  @to runs inline as for a delivery, so its ACK goes back
- * to @from's queue.  True: taken, and the caller's reference on @to
- * consumed; false: nothing done, send a packet.
+ * One-copy requests (rxe2_tx_direct()).  The runner of @from takes the
+ * receiving QP's lock with a trylock at its first such packet and keeps
+ * it, with a reference, for the rest of its requester's run: @to runs
+ * inline for it as for a delivery (its ACKs go back to @from's queue),
+ * and each packet it takes costs no lookup, lock or pass over @to.
+ * Anything else @to gets meanwhile (a packet from elsewhere, its own
+ * doorbell) finds it locked by a runner and waits for
+ * rxe2_qp_direct_end(), at the end of the run or before a packet it
+ * would not take: then @to runs what it has and is unlocked.  Not for a
+ * QP run inline itself (one level only).  True: @to is @from's
+ * direct_to, the caller's reference on it kept until the end.
  */
-bool rxe2_qp_deliver_direct(struct rxe2_qp *from, struct rxe2_qp *to,
-			    u8 *hdr, u32 hdr_len, struct rxe2_src *src,
-			    u32 paylen)
+bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to)
 {
-	bool taken;
-
 	if (to == from || from->dp.inline_parent ||
 	    test_bit(RXE2_QPF_DYING, &to->dp.flags) ||
 	    !mutex_trylock(&to->state_lock))
 		return false;
 	set_bit(RXE2_QPF_RUNNING, &to->dp.flags);
 	to->dp.inline_parent = from;
-	taken = !test_bit(RXE2_QPF_DYING, &to->dp.flags) &&
-		rxe2_rx_direct(to, hdr, hdr_len, src, paylen);
+	from->dp.direct_to = to;
+	return true;
+}
+
+void rxe2_qp_direct_end(struct rxe2_qp *from)
+{
+	struct rxe2_qp *to = from->dp.direct_to;
+
+	if (!to)
+		return;
+	from->dp.direct_to = NULL;
 	to->dp.inline_parent = NULL;
 	/*
-	 * Whatever else it has (a packet from elsewhere, a doorbell) is
-	 * run as for any delivery; without that, no whole pass over the QP
-	 * for every packet: unlock as rxe2_qp_run_unlock() would.  (Its
-	 * timers queue the work item themselves.)
+	 * What it got meanwhile runs as for any delivery; without that, no
+	 * whole pass over the QP: unlock as rxe2_qp_run_unlock() would.
+	 * (Its timers queue the work item themselves.)
 	 */
 	if (rxe2_qp_has_work(to)) {
 		rxe2_qp_run_unlock(to, from, false);
@@ -338,9 +345,23 @@ bool rxe2_qp_deliver_direct(struct rxe2_qp *from, struct rxe2_qp *to,
 		else
 			rxe2_qp_notify(to);
 	}
-	if (taken)
-		rxe2_qp_put(to);
-	return taken;
+	rxe2_qp_put(to);
+}
+
+/*
+ * rxe2_qp_deliver_direct() - a request packet from the runner of @from
+ * to its direct_to, whose responder reads the payload straight from
+ * @from's memory (@src) here and now (rxe2_rx_direct()): one copy, from
+ * the source MR into the target.  False: not taken (something comes
+ * before it), nothing done: end the session and send a packet.
+ */
+bool rxe2_qp_deliver_direct(struct rxe2_qp *from, u8 *hdr, u32 hdr_len,
+			    struct rxe2_src *src, u32 paylen)
+{
+	struct rxe2_qp *to = from->dp.direct_to;
+
+	return !test_bit(RXE2_QPF_DYING, &to->dp.flags) &&
+	       rxe2_rx_direct(to, hdr, hdr_len, src, paylen);
 }
 
 static void rxe2_retry_timer(struct timer_list *t)

@@ -920,26 +920,35 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 hdr_len = dp->tx_stage_len;
-	struct rxe2_qp *to = NULL;
+	struct rxe2_sge_cursor start = *c;	/* for the copy */
 	struct rxe2_src src;
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
-	bool local = false;
-	int ret;
-
-	struct rxe2_sge_cursor start = *c;	/* for the copy */
+	struct rxe2_qp *to;
+	int ret, tries;
+	bool local;
 
 	ret = rxe2_src_get(qp, c, len, hold, RXE2_WQE_MRS, seq, &src);
 	if (ret && ret != -E2BIG)
 		return ret;
-	if (!ret && READ_ONCE(rdev->port_active) &&
-	    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX) &&
-	    !dev_nit_active(rdev->ndev)) {
-		to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
-					 ntohl(((struct rxe2_bth *)dp->tx_stage)->qpn),
-					 &local);
-		if (to && rxe2_qp_deliver_direct(qp, to, dp->tx_stage, hdr_len,
-						 &src, len)) {
+	/* a second try once the receiver ran what came before this packet */
+	for (tries = 0; !ret && tries < 2; tries++) {
+		if (!dp->direct_to && READ_ONCE(rdev->port_active) &&
+		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX) &&
+		    !dev_nit_active(rdev->ndev)) {
+			/* RC and UC: every packet of the run goes to it */
+			to = rxe2_rx_loop_target(dev_net(rdev->ndev),
+						 &av->daddr,
+						 ntohl(((struct rxe2_bth *)
+							dp->tx_stage)->qpn),
+						 &local);
+			if (to && !rxe2_qp_direct_begin(qp, to))
+				rxe2_qp_put(to);
+		}
+		if (!dp->direct_to)
+			break;
+		if (rxe2_qp_deliver_direct(qp, dp->tx_stage, hdr_len, &src,
+					   len)) {
 			ret = src.err ? -EACCES : 0;
 			rxe2_src_put(&src);
 			if (ret)
@@ -949,10 +958,9 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 			rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
 			return 0;
 		}
+		rxe2_qp_direct_end(qp);
 	}
 	/* a packet after all: routed and checked by rxe2_tx_send() */
-	if (to)
-		rxe2_qp_put(to);
 	skb = rxe2_tx_alloc(qp, 0, hdr_len + len, &bth);
 	if (!skb) {
 		if (!ret)

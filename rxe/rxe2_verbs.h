@@ -725,6 +725,12 @@ struct rxe2_qp_dp {
 	struct completion users_done;	/* users reached 0: destroy goes on */
 	struct rxe2_qp *inline_parent;	/* runner that runs us inline */
 	/*
+	 * The local QP our requester holds locked (with a reference) for
+	 * one-copy requests during one run (rxe2_qp_direct_begin()).
+	 * Under our state_lock.
+	 */
+	struct rxe2_qp *direct_to;
+	/*
 	 * A positive ACK from a local peer, handed over without a packet
 	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
 	 */

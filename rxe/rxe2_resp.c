@@ -352,6 +352,12 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	rxe2_qp_error(qp);
 }
 
+/*
+ * An RNR NAK is the NAK outstanding for its PSN (as a sequence NAK is):
+ * the requester sends from there again after the RNR timer, so what
+ * follows it (kept, rxe2_reorder.c, or arriving) is no new gap and draws
+ * no sequence NAK for the same PSN until that PSN comes again.
+ */
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (rxe2_qp_acks(qp)) {
@@ -359,6 +365,7 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
+		qp->dp.nak_sent = true;
 	}
 	rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
 }

@@ -649,7 +649,7 @@ struct rxe2_qp_dp {
 	/* responder */
 	u32 resp_psn;			/* expected PSN */
 	u32 msn;
-	bool nak_sent;			/* PSN sequence NAK outstanding */
+	bool nak_sent;			/* sequence or RNR NAK outstanding */
 	struct sk_buff_head ooo_req;	/* requests that came early */
 	struct rxe2_reorder_gap ooo_req_gap;
 	bool ack_owed;			/* after the kept ones are taken */

@@ -224,8 +224,10 @@ static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp_psn, old));
 	qp->dp.rewound = false;
 	if (qp->dp.reread_on &&
-	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0)
+	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0) {
 		qp->dp.reread_on = false;
+		qp->dp.reread_done = true;	/* rxe2_comp_reread_rest() */
+	}
 	qp->dp.retry_left = qp->attr.retry_cnt;
 	qp->dp.rnr_left = qp->attr.rnr_retry;
 	if (qp->dp.comp_psn == qp->dp.req_psn)
@@ -564,6 +566,32 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 	dp->reread_psn = dp->comp_psn;
 	dp->reread_last = last;
 	rxe2_qp_dp_count(qp, RXE2_DPC_READ_REREQUESTS);
+}
+
+/*
+ * The answer to a re-read was taken, and the kept responses behind it,
+ * and none is kept past comp_psn (rxe2_reorder_after_drain()).  A
+ * responder answers a duplicate READ after the responses it had begun to
+ * send (rxe2's and rdma_rxe's take requests in order), or ends the
+ * stream it was sending (IBTA lets it): either way nothing more comes of
+ * a READ whose responses stopped short of its end before that answer.
+ * Ask for the rest at once: with nothing kept behind the gap no third
+ * response comes to show it, only the probe would (10 ms at least), and
+ * with timeout 0 nothing.  A READ none of whose responses came yet may
+ * be answered after the re-read: it is left to wait.
+ */
+void rxe2_comp_reread_rest(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_head(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	    i == qp->dp.req_next ||
+	    rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    info->state != RXE2_WQE_SENT ||
+	    rxe2_psn_diff(qp->dp.comp_psn, info->first_psn) <= 0)
+		return;
+	rxe2_comp_reread(qp, (info->last_psn + 1) & RXE2_PSN_MASK);
 }
 
 /* a response to our requests (RC); caller holds state_lock */

@@ -315,6 +315,7 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 /* rxe2_comp.c */
 void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
+void rxe2_comp_reread_rest(struct rxe2_qp *qp);
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp);
 
 /* packets that came early on an RC QP (rxe2_reorder.c) */

@@ -627,6 +627,7 @@ struct rxe2_qp_dp {
 	bool reread_on;
 	u32 reread_psn;
 	u32 reread_last;
+	bool reread_done;		/* its answer taken: rxe2_comp_reread_rest() */
 	struct sk_buff_head ooo_resp;	/* responses that came early */
 	struct rxe2_reorder_gap ooo_resp_gap;
 	/* the window and the ACK timeout (rxe2_cc.c) */

@@ -24,6 +24,10 @@
  *  - the last packet of a WRITE lost, with the ACK timeout at 1 s: a
  *    tail-loss probe resends it long before (tail_probes +1, no ACK
  *    timeout);
+ *  - two READ gaps, the second at the READ's last response: once the
+ *    answer to the first re-read is taken, the rest is asked for at once
+ *    (read_rerequests +2, no probe), also with timeout 0 (no timer at
+ *    all), which used to wait forever;
  *  - a SEND kept behind a lost WRITE packet, answered with an RNR NAK
  *    when its turn comes (a responder known to keep): no sequence NAK
  *    for the same PSN follows (out_of_seq_request +1, the WRITE's).
@@ -40,6 +44,7 @@
 #define OP_WRITE_MIDDLE	0x07
 #define OP_WRITE_LAST	0x08
 #define OP_READ_MIDDLE	0x0e
+#define OP_READ_LAST	0x0f
 #define LEN		8192
 
 static struct dp_dev dev;
@@ -304,6 +309,45 @@ static void tail_lost(void)
 	unpair(&a, &b);
 }
 
+static void read_two_gaps(uint8_t timeout)
+{
+	char what[96];
+	struct dp_qp a, b;
+	struct snap s;
+
+	snprintf(what, sizeof(what),
+		 "READ responses 5 and 32 of 32 lost, timeout %u", timeout);
+	if (!pair(&a, &b, timeout))
+		return;
+	snap(&s);
+	/*
+	 * The 4th MIDDLE (PSN 5 of 32) and the LAST.  The three kept
+	 * behind the first gap ask for response 5 alone; its answer comes
+	 * after the whole stream, so once it and the 26 kept responses are
+	 * taken nothing more can come: the LAST is asked for at once, not
+	 * after a probe (10 ms) or, with timeout 0, never.
+	 */
+	if (rule("drop qpn=%u opcode=%d every=4 count=1", b.qp->qp_num,
+		 OP_READ_MIDDLE) &&
+	    rule_too("drop qpn=%u opcode=%d count=1", b.qp->qp_num,
+		     OP_READ_LAST)) {
+		rdma(&a, IBV_WR_RDMA_READ, LEN, 19 + timeout, what);
+		diag_all(what, &s);
+		tap_ret(moved(&s, "out_of_order_held"), 26,
+			"%s: responses 6 to 31 kept", what);
+		tap_ret(moved(&s, "read_rerequests"), 2,
+			"%s: the READ asked again twice, for a part", what);
+		tap_ret(moved(&s, "duplicate_request"), 2,
+			"%s: two duplicate READs at the responder", what);
+		tap_ret(moved(&s, "tail_probes"), 0, "%s: no probe", what);
+		tap_ret(moved(&s, "completer_retry_err"), 0,
+			"%s: no go-back-N", what);
+		tap_ret(moved(&s, "ack_timeouts"), 0, "%s: no ACK timeout",
+			what);
+	}
+	unpair(&a, &b);
+}
+
 /* a WRITE of 512 bytes and a SEND of 1 KiB, posted together */
 static void write_and_send(struct dp_qp *a, struct dp_qp *b, uint32_t seed,
 			   const char *what)
@@ -408,6 +452,8 @@ int main(void)
 	read_overtaken();
 	read_lost();
 	tail_lost();
+	read_two_gaps(14);
+	read_two_gaps(0);
 	rnr_of_kept();
 
 	dp_fault_write(&dev, "clear");

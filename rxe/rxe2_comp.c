@@ -244,6 +244,19 @@ void rxe2_comp_arm_retry(struct rxe2_qp *qp)
 }
 
 /*
+ * A response was lost: go back to comp_psn, once until progress (a
+ * rewind under way resends it already; every further sign of the same
+ * loss would restart it).
+ */
+static void rxe2_comp_go_back(struct rxe2_qp *qp)
+{
+	if (qp->dp.rewound)
+		return;
+	qp->dp.rewound = true;
+	rxe2_req_rewind(qp, qp->dp.comp_psn);
+}
+
+/*
  * Everything up to and including psn is acknowledged.  A READ or atomic
  * still unanswered before that point lost its response: go back to it.
  */
@@ -269,10 +282,8 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 						  info->first_psn) < 0)
 					dp->comp_psn = info->first_psn;
 				/* unless it is being asked again for a part */
-				if (!dp->rewound && !dp->reread_on) {
-					dp->rewound = true;
-					rxe2_req_rewind(qp, dp->comp_psn);
-				}
+				if (!dp->reread_on)
+					rxe2_comp_go_back(qp);
 				return;
 			}
 			break;
@@ -516,6 +527,39 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 }
 
 /*
+ * The READ or atomic at the head of the SQ when the completer waits
+ * inside it for its answer (everything before its first PSN is
+ * acknowledged), as an SQ index; req_next when it does not.
+ */
+static u32 rxe2_comp_in_answer(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_head(qp);
+
+	if (i == qp->dp.req_next ||
+	    !rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) ||
+	    rxe2_psn_diff(qp->dp.comp_psn, rxe2_sinfo(qp, i)->first_psn) < 0)
+		return qp->dp.req_next;
+	return i;
+}
+
+/*
+ * The same for a READ that is sent and not answered to its end, the one
+ * kind of answer that can be asked for in part (rxe2_comp_reread()).
+ */
+static u32 rxe2_comp_in_read(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_in_answer(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	if (i == qp->dp.req_next ||
+	    rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    info->state != RXE2_WQE_SENT ||
+	    rxe2_psn_diff(qp->dp.comp_psn, info->last_psn) > 0)
+		return qp->dp.req_next;
+	return i;
+}
+
+/*
  * Whether the completer waits inside a READ or an atomic for its answer:
  * only then is a response past comp_psn worth keeping.  A gap before it
  * that holds SENDs and WRITEs waiting for their ACK is closed by the
@@ -523,12 +567,7 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
  */
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
 {
-	u32 i = rxe2_comp_head(qp);
-	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
-
-	return i != qp->dp.req_next &&
-	       rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) &&
-	       rxe2_psn_diff(qp->dp.comp_psn, info->first_psn) >= 0;
+	return rxe2_comp_in_answer(qp) != qp->dp.req_next;
 }
 
 /*
@@ -540,23 +579,19 @@ bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 i = rxe2_comp_head(qp);
-	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
-	u32 last;
+	struct rxe2_swqe_info *info;
+	u32 i, last;
 
 	if ((dp->reread_on && dp->reread_psn == dp->comp_psn) ||
-	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 || i == dp->req_next)
+	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 ||
+	    rxe2_comp_head(qp) == dp->req_next)
 		return;
-	if (rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
-	    info->state != RXE2_WQE_SENT ||
-	    rxe2_psn_diff(dp->comp_psn, info->first_psn) < 0 ||
-	    rxe2_psn_diff(dp->comp_psn, info->last_psn) > 0) {
-		if (!dp->rewound) {
-			dp->rewound = true;
-			rxe2_req_rewind(qp, dp->comp_psn);
-		}
+	i = rxe2_comp_in_read(qp);
+	if (i == dp->req_next) {
+		rxe2_comp_go_back(qp);
 		return;
 	}
+	info = rxe2_sinfo(qp, i);
 	last = rxe2_psn_diff(upto, info->last_psn) > 0 ? info->last_psn :
 	       (upto - 1) & RXE2_PSN_MASK;
 	if (!rxe2_req_reread(qp, i, dp->comp_psn,
@@ -582,14 +617,11 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
  */
 void rxe2_comp_reread_rest(struct rxe2_qp *qp)
 {
-	u32 i = rxe2_comp_head(qp);
+	u32 i = rxe2_comp_in_read(qp);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    i == qp->dp.req_next ||
-	    rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
-	    info->state != RXE2_WQE_SENT ||
-	    rxe2_psn_diff(qp->dp.comp_psn, info->first_psn) <= 0)
+	    i == qp->dp.req_next || qp->dp.comp_psn == info->first_psn)
 		return;
 	rxe2_comp_reread(qp, (info->last_psn + 1) & RXE2_PSN_MASK);
 }
@@ -623,25 +655,19 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 static void rxe2_comp_probe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 i = rxe2_comp_head(qp);
+	u32 i = rxe2_comp_in_read(qp);
 	struct sk_buff *kept = skb_peek(&dp->ooo_resp);
 
 	rxe2_qp_dp_count(qp, RXE2_DPC_TAIL_PROBES);
 	WRITE_ONCE(dp->retry_at, jiffies + dp->probe_left);
 	dp->probe_left = 0;
-	if (i != dp->req_next &&
-	    rxe2_swqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ) {
+	if (i != dp->req_next) {
 		dp->reread_on = false;	/* its answer was lost too */
 		rxe2_comp_reread(qp, kept ? rxe2_skb_cb(kept)->psn :
 				 (rxe2_sinfo(qp, i)->last_psn + 1) &
 				 RXE2_PSN_MASK);
 	} else {
-		/* a responder that keeps may just have lost our ACK */
-		if (dp->peer_keeps) {
-			dp->gap_only = true;
-			dp->gap_psn = dp->comp_psn;
-		}
-		dp->nak_rewind = false;
+		rxe2_cc_probe_rewind(qp, dp->comp_psn);
 		rxe2_req_rewind(qp, dp->comp_psn);
 	}
 	if (!timer_pending(&dp->retry_timer))

@@ -342,6 +342,7 @@ void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_acked(struct rxe2_qp *qp, u32 n);
 void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp);
+void rxe2_cc_probe_rewind(struct rxe2_qp *qp, u32 psn);
 bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);

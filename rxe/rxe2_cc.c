@@ -80,6 +80,23 @@ void rxe2_cc_peer_keeps(struct rxe2_qp *qp)
 		qp->dp.peer_keeps = true;
 }
 
+/*
+ * A tail-loss probe goes back to psn: to a responder known to keep, that
+ * packet alone (it may only have lost our ACK, and has what followed);
+ * an ACK that passes over resends after it shows nothing about the
+ * responder (not a NAK's rewind).
+ */
+void rxe2_cc_probe_rewind(struct rxe2_qp *qp, u32 psn)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (dp->peer_keeps) {
+		dp->gap_only = true;
+		dp->gap_psn = psn;
+	}
+	dp->nak_rewind = false;
+}
+
 /* the packet at psn goes out: whether it is a gap's, alone */
 bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 {

@@ -224,8 +224,10 @@ static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp_psn, old));
 	qp->dp.rewound = false;
 	if (qp->dp.reread_on &&
-	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0)
+	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0) {
 		qp->dp.reread_on = false;
+		qp->dp.reread_done = true;	/* rxe2_comp_reread_rest() */
+	}
 	qp->dp.retry_left = qp->attr.retry_cnt;
 	qp->dp.rnr_left = qp->attr.rnr_retry;
 	if (qp->dp.comp_psn == qp->dp.req_psn)
@@ -239,6 +241,19 @@ void rxe2_comp_arm_retry(struct rxe2_qp *qp)
 {
 	if (qp->attr.timeout && !qp->dp.retry_live)
 		rxe2_comp_retry_start(qp);
+}
+
+/*
+ * A response was lost: go back to comp_psn, once until progress (a
+ * rewind under way resends it already; every further sign of the same
+ * loss would restart it).
+ */
+static void rxe2_comp_go_back(struct rxe2_qp *qp)
+{
+	if (qp->dp.rewound)
+		return;
+	qp->dp.rewound = true;
+	rxe2_req_rewind(qp, qp->dp.comp_psn);
 }
 
 /*
@@ -267,10 +282,8 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 						  info->first_psn) < 0)
 					dp->comp_psn = info->first_psn;
 				/* unless it is being asked again for a part */
-				if (!dp->rewound && !dp->reread_on) {
-					dp->rewound = true;
-					rxe2_req_rewind(qp, dp->comp_psn);
-				}
+				if (!dp->reread_on)
+					rxe2_comp_go_back(qp);
 				return;
 			}
 			break;
@@ -514,6 +527,39 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 }
 
 /*
+ * The READ or atomic at the head of the SQ when the completer waits
+ * inside it for its answer (everything before its first PSN is
+ * acknowledged), as an SQ index; req_next when it does not.
+ */
+static u32 rxe2_comp_in_answer(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_head(qp);
+
+	if (i == qp->dp.req_next ||
+	    !rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) ||
+	    rxe2_psn_diff(qp->dp.comp_psn, rxe2_sinfo(qp, i)->first_psn) < 0)
+		return qp->dp.req_next;
+	return i;
+}
+
+/*
+ * The same for a READ that is sent and not answered to its end, the one
+ * kind of answer that can be asked for in part (rxe2_comp_reread()).
+ */
+static u32 rxe2_comp_in_read(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_in_answer(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	if (i == qp->dp.req_next ||
+	    rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    info->state != RXE2_WQE_SENT ||
+	    rxe2_psn_diff(qp->dp.comp_psn, info->last_psn) > 0)
+		return qp->dp.req_next;
+	return i;
+}
+
+/*
  * Whether the completer waits inside a READ or an atomic for its answer:
  * only then is a response past comp_psn worth keeping.  A gap before it
  * that holds SENDs and WRITEs waiting for their ACK is closed by the
@@ -521,12 +567,7 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
  */
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
 {
-	u32 i = rxe2_comp_head(qp);
-	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
-
-	return i != qp->dp.req_next &&
-	       rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) &&
-	       rxe2_psn_diff(qp->dp.comp_psn, info->first_psn) >= 0;
+	return rxe2_comp_in_answer(qp) != qp->dp.req_next;
 }
 
 /*
@@ -538,23 +579,19 @@ bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 i = rxe2_comp_head(qp);
-	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
-	u32 last;
+	struct rxe2_swqe_info *info;
+	u32 i, last;
 
 	if ((dp->reread_on && dp->reread_psn == dp->comp_psn) ||
-	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 || i == dp->req_next)
+	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 ||
+	    rxe2_comp_head(qp) == dp->req_next)
 		return;
-	if (rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
-	    info->state != RXE2_WQE_SENT ||
-	    rxe2_psn_diff(dp->comp_psn, info->first_psn) < 0 ||
-	    rxe2_psn_diff(dp->comp_psn, info->last_psn) > 0) {
-		if (!dp->rewound) {
-			dp->rewound = true;
-			rxe2_req_rewind(qp, dp->comp_psn);
-		}
+	i = rxe2_comp_in_read(qp);
+	if (i == dp->req_next) {
+		rxe2_comp_go_back(qp);
 		return;
 	}
+	info = rxe2_sinfo(qp, i);
 	last = rxe2_psn_diff(upto, info->last_psn) > 0 ? info->last_psn :
 	       (upto - 1) & RXE2_PSN_MASK;
 	if (!rxe2_req_reread(qp, i, dp->comp_psn,
@@ -564,6 +601,29 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 	dp->reread_psn = dp->comp_psn;
 	dp->reread_last = last;
 	rxe2_qp_dp_count(qp, RXE2_DPC_READ_REREQUESTS);
+}
+
+/*
+ * The answer to a re-read was taken, and the kept responses behind it,
+ * and none is kept past comp_psn (rxe2_reorder_after_drain()).  A
+ * responder answers a duplicate READ after the responses it had begun to
+ * send (rxe2's and rdma_rxe's take requests in order), or ends the
+ * stream it was sending (IBTA lets it): either way nothing more comes of
+ * a READ whose responses stopped short of its end before that answer.
+ * Ask for the rest at once: with nothing kept behind the gap no third
+ * response comes to show it, only the probe would (10 ms at least), and
+ * with timeout 0 nothing.  A READ none of whose responses came yet may
+ * be answered after the re-read: it is left to wait.
+ */
+void rxe2_comp_reread_rest(struct rxe2_qp *qp)
+{
+	u32 i = rxe2_comp_in_read(qp);
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
+
+	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	    i == qp->dp.req_next || qp->dp.comp_psn == info->first_psn)
+		return;
+	rxe2_comp_reread(qp, (info->last_psn + 1) & RXE2_PSN_MASK);
 }
 
 /* a response to our requests (RC); caller holds state_lock */
@@ -595,25 +655,19 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 static void rxe2_comp_probe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 i = rxe2_comp_head(qp);
+	u32 i = rxe2_comp_in_read(qp);
 	struct sk_buff *kept = skb_peek(&dp->ooo_resp);
 
 	rxe2_qp_dp_count(qp, RXE2_DPC_TAIL_PROBES);
 	WRITE_ONCE(dp->retry_at, jiffies + dp->probe_left);
 	dp->probe_left = 0;
-	if (i != dp->req_next &&
-	    rxe2_swqe(qp, i)->opcode == IB_UVERBS_WR_RDMA_READ) {
+	if (i != dp->req_next) {
 		dp->reread_on = false;	/* its answer was lost too */
 		rxe2_comp_reread(qp, kept ? rxe2_skb_cb(kept)->psn :
 				 (rxe2_sinfo(qp, i)->last_psn + 1) &
 				 RXE2_PSN_MASK);
 	} else {
-		/* a responder that keeps may just have lost our ACK */
-		if (dp->peer_keeps) {
-			dp->gap_only = true;
-			dp->gap_psn = dp->comp_psn;
-		}
-		dp->nak_rewind = false;
+		rxe2_cc_probe_rewind(qp, dp->comp_psn);
 		rxe2_req_rewind(qp, dp->comp_psn);
 	}
 	if (!timer_pending(&dp->retry_timer))

@@ -358,6 +358,7 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 /* rxe2_comp.c */
 void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
+void rxe2_comp_reread_rest(struct rxe2_qp *qp);
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp);
 
 /* packets that came early on an RC QP (rxe2_reorder.c) */
@@ -384,6 +385,7 @@ void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_acked(struct rxe2_qp *qp, u32 n);
 void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp);
+void rxe2_cc_probe_rewind(struct rxe2_qp *qp, u32 psn);
 bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);

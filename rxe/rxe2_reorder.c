@@ -182,10 +182,12 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 }
 
 /*
- * Kept packets were taken and the next kept one is past a new gap: it
- * waited there while the old gap was filled, a round trip at least, so
- * the new gap is a loss too.  Waiting for more to arrive would not do:
- * with the window full behind the old gap nothing more comes.
+ * Kept packets were taken (or the answer to a re-read) and the next kept
+ * one is past a new gap: it waited there while the old gap was filled, a
+ * round trip at least, so the new gap is a loss too.  Waiting for more
+ * to arrive would not do: with the window full behind the old gap
+ * nothing more comes.  After a re-read's answer with nothing kept, the
+ * rest of a READ that stopped short is lost too (rxe2_comp_reread_rest()).
  */
 void rxe2_reorder_after_drain(struct rxe2_qp *qp)
 {
@@ -202,7 +204,10 @@ void rxe2_reorder_after_drain(struct rxe2_qp *qp)
 		dp->ooo_resp_gap.base = dp->comp_psn;
 		dp->ooo_resp_gap.kept = RXE2_REORDER_NAK - 1;
 		rxe2_reorder_resp_gap(qp, false);
+	} else if (!resp && dp->reread_done) {
+		rxe2_comp_reread_rest(qp);
 	}
+	dp->reread_done = false;
 }
 
 /* the kept packet whose turn has come, if any; stale ones are freed */

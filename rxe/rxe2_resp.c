@@ -370,6 +370,12 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	rxe2_qp_error(qp);
 }
 
+/*
+ * An RNR NAK is the NAK outstanding for its PSN (as a sequence NAK is):
+ * the requester sends from there again after the RNR timer, so what
+ * follows it (kept, rxe2_reorder.c, or arriving) is no new gap and draws
+ * no sequence NAK for the same PSN until that PSN comes again.
+ */
 static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	if (rxe2_qp_acks(qp)) {
@@ -377,6 +383,7 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
+		qp->dp.nak_sent = true;
 	}
 	rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
 }
@@ -753,48 +760,6 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 	rxe2_resp_read_stream(qp);
 }
 
-/*
- * A duplicate READ of at most RXE2_REREAD_NOW responses while a stream
- * is being sent: an rxe2 requester asks again for the few responses it
- * lost and keeps the rest (rxe2_reorder.c).  Answer it now and go on
- * with the stream; ending the stream, as a longer duplicate does, would
- * lose the responses still to come and make the requester ask again.
- * An XRC target's stream is bound to its SRQ's PD: it is left as is.
- */
-#define RXE2_REREAD_NOW	16
-
-static bool rxe2_resp_reread_now(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
-				 u32 npkts)
-{
-	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_reth *r = rxe2_pkt_ext(pkt, RXE2_OPF_RETH);
-	struct rxe2_mr_hold hold = dp->rd_hold;
-	u32 rkey = dp->rd_rkey, len = dp->rd_len, off = dp->rd_off;
-	u32 psn = dp->rd_psn;
-	u64 va = dp->rd_va;
-
-	if (!dp->rd_active || npkts > RXE2_REREAD_NOW ||
-	    rxe2_qp_is_xrc_tgt(qp))
-		return false;
-	memset(&dp->rd_hold, 0, sizeof(dp->rd_hold));
-	dp->rd_rkey = ntohl(r->rkey);
-	dp->rd_va = be64_to_cpu(r->va);
-	dp->rd_len = ntohl(r->len);
-	dp->rd_off = 0;
-	dp->rd_psn = pkt->psn;
-	rxe2_resp_read_stream(qp);	/* all of it: under its budget */
-	if (dp->rd_active)		/* out of memory: asked again later */
-		rxe2_resp_read_stop(qp);
-	dp->rd_hold = hold;
-	dp->rd_rkey = rkey;
-	dp->rd_va = va;
-	dp->rd_len = len;
-	dp->rd_off = off;
-	dp->rd_psn = psn;
-	WRITE_ONCE(dp->rd_active, true);
-	return true;
-}
-
 /* an RDMA READ request (new or duplicate): answer from its PSN */
 static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 {
@@ -804,8 +769,6 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	u32 len = ntohl(r->len);
 	u32 npkts = len ? DIV_ROUND_UP(len, dp->mtu) : 1;
 
-	if (dup && rxe2_resp_reread_now(qp, pkt, npkts))
-		return;
 	if (!dup)
 		rxe2_reorder_pay_ack(qp);
 	/* a new stream (or one asked again) finds its MR object anew */

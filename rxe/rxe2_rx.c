@@ -469,13 +469,14 @@ static enum rxe2_rx_what rxe2_rx_pick(struct rxe2_qp *qp,
 static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	/*
-	 * A request waits for the READ being answered, except a repeated
-	 * READ: the requester lost responses and asks again, so the stream
-	 * in progress is useless.
+	 * A request waits for the READ being answered, a repeated READ too:
+	 * a requester that asks again for part of a READ keeps the rest and
+	 * still wants the stream in progress, and once a re-read's answer
+	 * is in, what did not come before it is lost for certain
+	 * (rxe2_comp_reread_rest()).  Ending the stream instead left a
+	 * requester that asked only for a gap waiting at the end of it.
 	 */
-	if ((pkt->flags & RXE2_OPF_REQ) && qp->dp.rd_active &&
-	    !((pkt->flags & RXE2_OPF_READ) &&
-	      rxe2_psn_diff(pkt->psn, qp->dp.resp_psn) < 0))
+	if ((pkt->flags & RXE2_OPF_REQ) && qp->dp.rd_active)
 		return false;
 	if (pkt->flags & RXE2_OPF_REQ) {
 		if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)
@@ -614,7 +615,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	}
 out:
 	rxe2_reorder_drained(qp);
-	if (drained)
+	if (drained || qp->dp.reread_done)
 		rxe2_reorder_after_drain(qp);
 	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
 			   rxe2_reorder_ready(qp)))

@@ -485,6 +485,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->req_noack = 0;
 	dp->rewound = false;
 	dp->reread_on = false;
+	dp->reread_done = false;
 	dp->comp_psn = 0;
 	dp->resp_psn = 0;
 	dp->msn = 0;

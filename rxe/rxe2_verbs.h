@@ -627,6 +627,7 @@ struct rxe2_qp_dp {
 	bool reread_on;
 	u32 reread_psn;
 	u32 reread_last;
+	bool reread_done;		/* its answer taken: rxe2_comp_reread_rest() */
 	struct sk_buff_head ooo_resp;	/* responses that came early */
 	struct rxe2_reorder_gap ooo_resp_gap;
 	/* the window and the ACK timeout (rxe2_cc.c) */
@@ -649,7 +650,7 @@ struct rxe2_qp_dp {
 	/* responder */
 	u32 resp_psn;			/* expected PSN */
 	u32 msn;
-	bool nak_sent;			/* PSN sequence NAK outstanding */
+	bool nak_sent;			/* sequence or RNR NAK outstanding */
 	struct sk_buff_head ooo_req;	/* requests that came early */
 	struct rxe2_reorder_gap ooo_req_gap;
 	bool ack_owed;			/* after the kept ones are taken */

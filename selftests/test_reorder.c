@@ -23,7 +23,14 @@
  *    responder), no go-back-N and no timeout;
  *  - the last packet of a WRITE lost, with the ACK timeout at 1 s: a
  *    tail-loss probe resends it long before (tail_probes +1, no ACK
- *    timeout).
+ *    timeout);
+ *  - two READ gaps, the second at the READ's last response: once the
+ *    answer to the first re-read is taken, the rest is asked for at once
+ *    (read_rerequests +2, no probe), also with timeout 0 (no timer at
+ *    all), which used to wait forever;
+ *  - a SEND kept behind a lost WRITE packet, answered with an RNR NAK
+ *    when its turn comes (a responder known to keep): no sequence NAK
+ *    for the same PSN follows (out_of_seq_request +1, the WRITE's).
  * TAP output.
  */
 #include <stdio.h>
@@ -37,6 +44,7 @@
 #define OP_WRITE_MIDDLE	0x07
 #define OP_WRITE_LAST	0x08
 #define OP_READ_MIDDLE	0x0e
+#define OP_READ_LAST	0x0f
 #define LEN		8192
 
 static struct dp_dev dev;
@@ -47,7 +55,8 @@ static struct ibv_mr *amr, *bmr;
 static const char *const names[] = {
 	"out_of_order_held", "out_of_seq_request", "duplicate_request",
 	"rcvd_seq_err", "completer_retry_err", "ack_timeouts",
-	"read_rerequests", "tail_probes", "resend_skipped",
+	"read_rerequests", "tail_probes", "resend_skipped", "send_rnr_err",
+	"rcvd_rnr_err",
 };
 #define NCTR (sizeof(names) / sizeof(names[0]))
 
@@ -92,6 +101,16 @@ static bool rule(const char *fmt, unsigned int qpn, int op)
 
 	snprintf(line, sizeof(line), fmt, qpn, op);
 	dp_fault_write(&dev, "clear");
+	return tap_ret(dp_fault_write(&dev, line), 0, "rule \"%s\" accepted",
+		       line);
+}
+
+/* one more rule, next to those in place */
+static bool rule_too(const char *fmt, unsigned int qpn, int op)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), fmt, qpn, op);
 	return tap_ret(dp_fault_write(&dev, line), 0, "rule \"%s\" accepted",
 		       line);
 }
@@ -290,6 +309,131 @@ static void tail_lost(void)
 	unpair(&a, &b);
 }
 
+static void read_two_gaps(uint8_t timeout)
+{
+	char what[96];
+	struct dp_qp a, b;
+	struct snap s;
+
+	snprintf(what, sizeof(what),
+		 "READ responses 5 and 32 of 32 lost, timeout %u", timeout);
+	if (!pair(&a, &b, timeout))
+		return;
+	snap(&s);
+	/*
+	 * The 4th MIDDLE (PSN 5 of 32) and the LAST.  The three kept
+	 * behind the first gap ask for response 5 alone; its answer comes
+	 * after the whole stream, so once it and the 26 kept responses are
+	 * taken nothing more can come: the LAST is asked for at once, not
+	 * after a probe (10 ms) or, with timeout 0, never.
+	 */
+	if (rule("drop qpn=%u opcode=%d every=4 count=1", b.qp->qp_num,
+		 OP_READ_MIDDLE) &&
+	    rule_too("drop qpn=%u opcode=%d count=1", b.qp->qp_num,
+		     OP_READ_LAST)) {
+		rdma(&a, IBV_WR_RDMA_READ, LEN, 19 + timeout, what);
+		diag_all(what, &s);
+		tap_ret(moved(&s, "out_of_order_held"), 26,
+			"%s: responses 6 to 31 kept", what);
+		tap_ret(moved(&s, "read_rerequests"), 2,
+			"%s: the READ asked again twice, for a part", what);
+		tap_ret(moved(&s, "duplicate_request"), 2,
+			"%s: two duplicate READs at the responder", what);
+		tap_ret(moved(&s, "tail_probes"), 0, "%s: no probe", what);
+		tap_ret(moved(&s, "completer_retry_err"), 0,
+			"%s: no go-back-N", what);
+		tap_ret(moved(&s, "ack_timeouts"), 0, "%s: no ACK timeout",
+			what);
+	}
+	unpair(&a, &b);
+}
+
+/* a WRITE of 512 bytes and a SEND of 1 KiB, posted together */
+static void write_and_send(struct dp_qp *a, struct dp_qp *b, uint32_t seed,
+			   const char *what)
+{
+	struct ibv_sge sg[2] = {
+		{ (uintptr_t)abuf, 512, amr->lkey },
+		{ (uintptr_t)abuf + 1024, 1024, amr->lkey },
+	};
+	struct ibv_send_wr wr[2] = {}, *bad;
+	struct dp_wc_want w;
+
+	dp_fill(abuf, 512, seed);
+	dp_fill(abuf + 1024, 1024, seed + 1);
+	memset(bbuf, 0, 2048);
+	if (dp_post_recv1(b->qp, seed + 1, bbuf + 1024, 1024, bmr->lkey)) {
+		tap_ok(false, "%s: post recv", what);
+		return;
+	}
+	wr[0].wr_id = seed;
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)bbuf;
+	wr[0].wr.rdma.rkey = bmr->rkey;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = seed + 1;
+	wr[1].sg_list = &sg[1];
+	wr[1].num_sge = 1;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(a->qp, wr, &bad)) {
+		tap_ok(false, "%s: post", what);
+		return;
+	}
+	w = dp_want(seed, IBV_WC_RDMA_WRITE);
+	dp_expect(a->scq, &w, "%s: the WRITE completes", what);
+	w = dp_want(seed + 1, IBV_WC_SEND);
+	dp_expect(a->scq, &w, "%s: the SEND completes", what);
+	w = dp_want(seed + 1, IBV_WC_RECV);
+	w.byte_len = 1024;
+	dp_expect(b->rcq, &w, "%s: its receive, 1024 bytes", what);
+	tap_ok(dp_verify(bbuf, 512, seed) < 0, "%s: 512 bytes written", what);
+	tap_ok(dp_verify(bbuf + 1024, 1024, seed + 1) < 0,
+	       "%s: 1024 bytes received", what);
+}
+
+static void rnr_of_kept(void)
+{
+	const char *what = "a kept SEND answered with an RNR NAK";
+	struct dp_qp a, b;
+	struct snap s;
+
+	if (!pair(&a, &b, 14))
+		return;
+	/* a loss first: the requester learns that the responder keeps */
+	if (rule("drop qpn=%u opcode=%d every=4 count=1", a.qp->qp_num,
+		 OP_WRITE_MIDDLE))
+		rdma(&a, IBV_WR_RDMA_WRITE, LEN, 30, "a loss first");
+	/*
+	 * WRITE FIRST, LAST (lost), SEND FIRST, MIDDLE, MIDDLE, LAST: the
+	 * SEND's packets are kept, the third draws the NAK for the WRITE's
+	 * LAST, which comes again alone; then the SEND FIRST is taken from
+	 * the kept ones and RNR NAKed, with the rest of the SEND kept past
+	 * it.  That is no new gap: the RNR NAK stands for its PSN, and the
+	 * requester waits the RNR timer, then sends it again.
+	 */
+	snap(&s);
+	if (rule("drop qpn=%u opcode=%d count=1", a.qp->qp_num,
+		 OP_WRITE_LAST) &&
+	    rule_too("rnr_nak qpn=%u count=1", b.qp->qp_num, 0)) {
+		write_and_send(&a, &b, 31, what);
+		diag_all(what, &s);
+		tap_ret(moved(&s, "send_rnr_err"), 1, "%s: one RNR NAK", what);
+		tap_ret(moved(&s, "rcvd_rnr_err"), 1,
+			"%s: the requester got it", what);
+		tap_ret(moved(&s, "out_of_seq_request"), 1,
+			"%s: one sequence NAK, the WRITE's", what);
+		tap_ret(moved(&s, "rcvd_seq_err"), 1,
+			"%s: the requester got that one", what);
+		tap_ret(moved(&s, "ack_timeouts"), 0, "%s: no ACK timeout",
+			what);
+	}
+	unpair(&a, &b);
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
@@ -308,6 +452,9 @@ int main(void)
 	read_overtaken();
 	read_lost();
 	tail_lost();
+	read_two_gaps(14);
+	read_two_gaps(0);
+	rnr_of_kept();
 
 	dp_fault_write(&dev, "clear");
 	ibv_dereg_mr(amr);

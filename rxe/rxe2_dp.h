@@ -188,8 +188,6 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 			 const void *req, u32 len);
 bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to);
 void rxe2_qp_direct_end(struct rxe2_qp *from);
-bool rxe2_qp_deliver_direct(struct rxe2_qp *from, u8 *hdr, u32 hdr_len,
-			    struct rxe2_src *src, u32 paylen);
 void rxe2_qp_error(struct rxe2_qp *qp);
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
@@ -256,6 +254,7 @@ int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 		 struct rxe2_src *src);
 void rxe2_src_put(struct rxe2_src *src);
 void rxe2_src_read(struct rxe2_src *src, void *buf, u32 len);
+void rxe2_src_rewind(struct rxe2_src *src);
 int rxe2_mr_copy_src(struct rxe2_mr *mr, u64 iova, struct rxe2_src *src,
 		     u32 len);
 int rxe2_sge_copy_src(struct rxe2_qp *qp, struct rxe2_sge_cursor *c,
@@ -294,8 +293,10 @@ unsigned int rxe2_rx_hook_mcast(struct net_device *ndev,
 				const struct in6_addr *daddr,
 				struct sk_buff *skb, bool ipv6);
 bool rxe2_rx_queue(struct rxe2_qp *qp, struct sk_buff *skb);
-bool rxe2_rx_direct(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
-		    struct rxe2_src *src, u32 paylen);
+bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+			  u32 paylen, struct rxe2_pkt *pkt);
+void rxe2_rx_direct_take(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+			 struct rxe2_src *src);
 bool rxe2_rx_queue_frame(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /* rxe2_mcast.c (the verbs are in rxe2_verbs.h) */

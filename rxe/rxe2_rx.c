@@ -496,35 +496,44 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 }
 
 /*
- * rxe2_rx_direct() - take a one-copy loopback request now (see
- * rxe2_qp_deliver_direct(): its runner holds our state_lock for it):
- * @hdr_len bytes of transport headers built by the sender, the payload
- * in @src, read by the placement.  Only when it is the packet we expect
- * next and nothing comes before it: no packet queued, no request in the
- * slot or kept, no READ being answered (a request would wait, and the
- * source does not outlive this call).  Not to a TM SRQ, which parses
- * the payload, or an XRC target.  False: nothing done, send a packet.
+ * rxe2_rx_direct_check() - whether we take a one-copy loopback request
+ * now (rxe2_tx_direct(): its sender's runner holds our state_lock for
+ * it): @hdr_len bytes of transport headers built by the sender, parsed
+ * into @pkt, and @paylen bytes of payload to be read from the sender's
+ * memory by the placement.  Only when it is the packet we expect next
+ * and nothing comes before it: no packet queued, no request in the slot
+ * or kept, no READ being answered (a request would wait, and the source
+ * does not outlive the call).  Not to a TM SRQ, which parses the
+ * payload, or an XRC target.  False: send a packet.
  */
-bool rxe2_rx_direct(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
-		    struct rxe2_src *src, u32 paylen)
+bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+			  u32 paylen, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_pkt pkt;
 
-	if (!skb_queue_empty_lockless(&dp->rx_queue) ||
+	if (test_bit(RXE2_QPF_DYING, &dp->flags) ||
+	    !skb_queue_empty_lockless(&dp->rx_queue) ||
 	    READ_ONCE(dp->lreq_len) || dp->rd_active ||
 	    !skb_queue_empty(&dp->ooo_req) || rxe2_qp_is_xrc_tgt(qp) ||
 	    (qp->ibqp.srq && to_rsrq(qp->ibqp.srq)->tm) ||
 	    qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
-	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, &pkt) ||
-	    !(pkt.flags & RXE2_OPF_PAYLOAD) || pkt.psn != dp->resp_psn)
+	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, pkt) ||
+	    !(pkt->flags & RXE2_OPF_PAYLOAD) || pkt->psn != dp->resp_psn)
 		return false;
-	pkt.payload = NULL;
-	pkt.src = src;
-	pkt.paylen = paylen;
-	rxe2_rx_pkt(qp, &pkt);	/* takes it: no READ is answered */
-	rxe2_rx_taken(qp, &pkt, RXE2_REQ_WIRE_LEN(hdr_len + paylen));
+	pkt->payload = NULL;
+	pkt->paylen = paylen;
 	return true;
+}
+
+/* take the request rxe2_rx_direct_check() passed, its payload in @src */
+void rxe2_rx_direct_take(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
+			 struct rxe2_src *src)
+{
+	pkt->src = src;
+	rxe2_rx_pkt(qp, pkt);	/* takes it: no READ is answered */
+	rxe2_rx_taken(qp, pkt,
+		      RXE2_REQ_WIRE_LEN(rxe2_opinfo[pkt->opcode].hdr_len +
+					pkt->paylen));
 }
 
 /* caller holds state_lock */

@@ -188,6 +188,13 @@ void rxe2_src_read(struct rxe2_src *src, void *buf, u32 len)
 	}
 }
 
+/* read the source again from its start (a tap took a copy first) */
+void rxe2_src_rewind(struct rxe2_src *src)
+{
+	src->idx = 0;
+	src->off = 0;
+}
+
 static void rxe2_src_page(void *addr, u32 len, void *arg)
 {
 	rxe2_src_read(arg, addr, len);

@@ -348,22 +348,6 @@ void rxe2_qp_direct_end(struct rxe2_qp *from)
 	rxe2_qp_put(to);
 }
 
-/*
- * rxe2_qp_deliver_direct() - a request packet from the runner of @from
- * to its direct_to, whose responder reads the payload straight from
- * @from's memory (@src) here and now (rxe2_rx_direct()): one copy, from
- * the source MR into the target.  False: not taken (something comes
- * before it), nothing done: end the session and send a packet.
- */
-bool rxe2_qp_deliver_direct(struct rxe2_qp *from, u8 *hdr, u32 hdr_len,
-			    struct rxe2_src *src, u32 paylen)
-{
-	struct rxe2_qp *to = from->dp.direct_to;
-
-	return !test_bit(RXE2_QPF_DYING, &to->dp.flags) &&
-	       rxe2_rx_direct(to, hdr, hdr_len, src, paylen);
-}
-
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);

@@ -560,6 +560,32 @@ static bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
 	return true;
 }
 
+/*
+ * rxe2_tap_call_src() - rxe2_tap_call() of a one-copy request: @hdr_len
+ * bytes of transport headers, then @len bytes of payload read from @src,
+ * which is then read again from its start by the receiver.
+ */
+static bool rxe2_tap_call_src(struct rxe2_dev *rdev, struct rxe2_qp *to,
+			      const struct rxe2_av *av, u16 sport,
+			      const void *hdr, u32 hdr_len,
+			      struct rxe2_src *src, u32 len)
+{
+	struct rxe2_tap_rec *rec;
+
+	if (!rxe2_tap_ring(&rdev->tap))
+		return false;
+	rec = rxe2_tap_get(rdev, hdr_len + len);
+	rec->kind = RXE2_TAP_CALL;
+	ether_addr_copy(rec->dmac, rxe2_qp_rdev(to)->ndev->dev_addr);
+	rec->av = *av;
+	rec->sport = sport;
+	memcpy(rec->data, hdr, hdr_len);
+	rxe2_src_read(src, rec->data + hdr_len, len);
+	rxe2_src_rewind(src);
+	rxe2_tap_put(rdev, rec);
+	return true;
+}
+
 void rxe2_tap_init(struct rxe2_dev *rdev)
 {
 	spin_lock_init(&rdev->tap.lock);
@@ -804,9 +830,9 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
  * needs the IP header for the GRH.
  *
  * A larger one whose payload comes from the SGEs of the WQE (@direct)
- * has only its headers staged (*skb NULL, the caller fills no payload)
- * while no tap watches: rxe2_tx_direct() sends it, with one copy when
- * the destination is local.  Caller: the runner of qp.
+ * has only its headers staged (*skb NULL, the caller fills no payload):
+ * rxe2_tx_direct() sends it, with one copy when the destination is
+ * local.  Caller: the runner of qp.
  */
 struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 			       unsigned int paylen, bool direct,
@@ -826,7 +852,7 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 		memset(qp->dp.tx_stage, 0, hdr_len);
 		return (struct rxe2_bth *)qp->dp.tx_stage;
 	}
-	if (call && direct && !dev_nit_active(rdev->ndev)) {
+	if (call && direct) {
 		*skb = NULL;
 		qp->dp.tx_stage_len = hdr_len;
 		memset(qp->dp.tx_stage, 0, hdr_len);
@@ -922,6 +948,7 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	u32 hdr_len = dp->tx_stage_len;
 	struct rxe2_sge_cursor start = *c;	/* for the copy */
 	struct rxe2_src src;
+	struct rxe2_pkt pkt;
 	struct rxe2_bth *bth;
 	struct sk_buff *skb;
 	struct rxe2_qp *to;
@@ -934,8 +961,7 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	/* a second try once the receiver ran what came before this packet */
 	for (tries = 0; !ret && tries < 2; tries++) {
 		if (!dp->direct_to && READ_ONCE(rdev->port_active) &&
-		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX) &&
-		    !dev_nit_active(rdev->ndev)) {
+		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 			/* RC and UC: every packet of the run goes to it */
 			to = rxe2_rx_loop_target(dev_net(rdev->ndev),
 						 &av->daddr,
@@ -947,8 +973,12 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		}
 		if (!dp->direct_to)
 			break;
-		if (rxe2_qp_deliver_direct(qp, dp->tx_stage, hdr_len, &src,
-					   len)) {
+		to = dp->direct_to;
+		if (rxe2_rx_direct_check(to, dp->tx_stage, hdr_len, len, &pkt) &&
+		    (!dev_nit_active(rdev->ndev) ||
+		     rxe2_tap_call_src(rdev, to, av, sport, dp->tx_stage,
+				       hdr_len, &src, len))) {
+			rxe2_rx_direct_take(to, &pkt, &src);
 			ret = src.err ? -EACCES : 0;
 			rxe2_src_put(&src);
 			if (ret)

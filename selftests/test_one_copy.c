@@ -20,12 +20,21 @@
  *    target untouched;
  *  - an ODP source: copied (no packet in place); an ODP target from a
  *    pinned source: in place;
- *  - a UC WRITE of 4 KiB: 4 packets in place.
+ *  - a UC WRITE of 4 KiB: 4 packets in place;
+ *  - a 4 KiB WRITE while a packet socket watches the netdev: in place
+ *    still, and the socket sees its 4 packets with the payload exact.
  * TAP output.
  */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -298,6 +307,110 @@ static void write_uc(void)
 	unpair(&a, &b);
 }
 
+/* a packet socket on the device's netdev: a tap; -1 on error */
+static int tap_open(void)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IP),
+	};
+	struct timeval tv = { .tv_sec = 2 };
+	int fd, sz = 4 << 20;
+
+	sll.sll_ifindex = if_nametoindex(dp_netdev(&dev));
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The WRITE packets to QP qpn the tap shows: their payloads put together
+ * in PSN order (from psn0) into out; how many there were.
+ */
+static int tap_writes(int fd, uint32_t qpn, uint32_t psn0, uint8_t *out,
+		      uint32_t mtu, int want)
+{
+	uint8_t f[4096];
+	int n = 0;
+
+	while (n < want) {
+		ssize_t len = recv(fd, f, sizeof(f), 0);
+		uint8_t *ip = f + ETH_HLEN, *bth;
+		unsigned int ihl, hdr, pad, tot;
+		uint32_t psn;
+		uint8_t op;
+
+		if (len < 0)
+			break;	/* the timeout */
+		ihl = (ip[0] & 15) * 4;
+		if (len < ETH_HLEN + 20 || ip[9] != 17 ||
+		    ((ip[ihl + 2] << 8) | ip[ihl + 3]) != 4791)
+			continue;
+		tot = (ip[2] << 8) | ip[3];
+		bth = ip + ihl + 8;
+		op = bth[0];
+		if ((uint32_t)((bth[5] << 16) | (bth[6] << 8) | bth[7]) != qpn ||
+		    op < 0x06 || op > 0x08)
+			continue;
+		psn = (uint32_t)((bth[9] << 16) | (bth[10] << 8) | bth[11]);
+		hdr = 12 + (op == 0x06 ? 16 : 0);
+		pad = (bth[1] >> 4) & 3;
+		if (psn - psn0 >= (uint32_t)want ||
+		    tot < ihl + 8 + hdr + pad + 4 ||
+		    tot - ihl - 8 - hdr - pad - 4 > mtu)
+			continue;
+		memcpy(out + (psn - psn0) * mtu, bth + hdr,
+		       tot - ihl - 8 - hdr - pad - 4);
+		n++;
+	}
+	return n;
+}
+
+static void write_tapped(void)
+{
+	const char *what = "4 KiB WRITE under a packet socket";
+	struct dp_wc_want w = dp_want(81, IBV_WC_RDMA_WRITE);
+	struct dp_conn c;
+	struct dp_qp a, b;
+	uint8_t *seen;
+	long c0;
+	int fd;
+
+	fd = tap_open();
+	if (!tap_ok(fd >= 0, "%s: AF_PACKET socket on %s", what,
+		    dp_netdev(&dev)))
+		return;
+	if (!pair(IBV_QPT_RC, &a, &b)) {
+		close(fd);
+		return;
+	}
+	dp_conn_default(&c);	/* the PSN the pair starts from */
+	seen = calloc(1, 4096);
+	dp_fill(abuf, 4096, 81);
+	memset(bbuf, 0, 4096);
+	c0 = one_copy();
+	tap_ret(dp_post_send1(a.qp, 81, IBV_WR_RDMA_WRITE, abuf, 4096,
+			      amr->lkey, (uintptr_t)bbuf, bmr->rkey, 0), 0,
+		"%s: post", what);
+	dp_expect(a.scq, &w, "%s: completes", what);
+	tap_ok(dp_verify(bbuf, 4096, 81) < 0, "%s: 4096 bytes exact", what);
+	tap_ret(one_copy() - c0, 4, "%s: %s +4", what, CTR);
+	tap_ret(tap_writes(fd, b.qp->qp_num, c.sq_psn, seen, 1024, 4), 4,
+		"%s: the socket saw 4 WRITE packets", what);
+	tap_ok(dp_verify(seen, 4096, 81) < 0,
+	       "%s: their payload is the 4096 bytes", what);
+	free(seen);
+	close(fd);
+	unpair(&a, &b);
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
@@ -318,6 +431,7 @@ int main(void)
 	write_no_access();
 	write_odp();
 	write_uc();
+	write_tapped();
 
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);

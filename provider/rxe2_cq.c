@@ -282,20 +282,22 @@ out:
  * the process posted them) after the CQE in its slot; scatter it now,
  * as the completion is reported.  The addresses are the application's
  * own and are not checked (rxe2dv_create_qp(3)).  A slot too small for
- * the layout, or a length the SGEs do not cover, is a broken CQE.
+ * the layout, or a length the SGEs do not cover, is a broken CQE.  The
+ * SGEs are copied out before they are used, like the CQE; the data is
+ * only moved, never interpreted, so it goes from the slot to the buffers
+ * directly (a bounce through the stack was a third copy of it).
  */
 static bool rxe2_cq_scatter_inline(struct rxe2_cq *cq, const uint8_t *slot,
 				   const struct rxe2_cqe *cqe)
 {
+	const uint8_t *data = slot + RXE2_CQE_INLINE_DATA_OFFSET;
 	struct rxe2_sge sge[RXE2_INLINE_RECV_MAX_SGE];
-	uint8_t data[RXE2_INLINE_RECV_MAX];
 	uint32_t len = cqe->byte_len, off = 0, i;
 
 	if (cq->ring.slot_size < RXE2_CQ_INLINE_SLOT_SIZE ||
 	    len > RXE2_INLINE_RECV_MAX ||
 	    cqe->inline_num_sge > RXE2_INLINE_RECV_MAX_SGE)
 		return false;
-	memcpy(data, slot + RXE2_CQE_INLINE_DATA_OFFSET, len);
 	memcpy(sge, slot + RXE2_CQE_INLINE_SGE_OFFSET,
 	       cqe->inline_num_sge * sizeof(sge[0]));
 	for (i = 0; i < cqe->inline_num_sge && off < len; i++) {

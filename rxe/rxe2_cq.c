@@ -214,6 +214,21 @@ static enum hrtimer_restart rxe2_cq_moder_expired(struct hrtimer *timer)
 }
 
 /*
+ * The bytes of a CQE in its slot.  Inline-receive: the data area whole
+ * (rxe2_cqe_set_inline() zeroed its tail), then only the SGEs in use;
+ * the process reads no more (uapi/rxe2-abi.h), so the slot's older
+ * bytes beyond them, its own earlier completions, stay.
+ */
+static size_t rxe2_cqe_len(const struct rxe2_cqe *cqe)
+{
+	if (!(cqe->flags & RXE2_CQE_F_INLINE))
+		return sizeof(*cqe);
+	/* at most RXE2_INLINE_RECV_MAX_SGE: rxe2_cqe_set_inline() */
+	return RXE2_CQE_INLINE_SGE_OFFSET +
+	       cqe->inline_num_sge * sizeof(struct rxe2_sge);
+}
+
+/*
  * rxe2_cq_post() - write one CQE.  Never overwrites: a full CQ reports
  * IB_EVENT_CQ_ERR (once) and the entry is lost (-EOVERFLOW).  Marks the
  * event that rxe2_qp_run_unlock() delivers after the QP's lock is
@@ -234,9 +249,7 @@ int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited)
 		cq->overflowed = true;
 	} else {
 		slot = rxe2_ring_slot(&cq->ring, cq->ring.dev_index);
-		/* inline-receive: the data and SGEs follow */
-		memcpy(slot, cqe, cqe->flags & RXE2_CQE_F_INLINE ?
-		       sizeof(struct rxe2_cqe_inline) : sizeof(*cqe));
+		memcpy(slot, cqe, rxe2_cqe_len(cqe));
 		if (cq->timestamps)
 			slot->timestamp = ktime_get_ns();
 		rxe2_ring_dev_advance(&cq->ring);
@@ -447,13 +460,17 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 	BUILD_BUG_ON(offsetof(typeof(*ic), data) !=
 		     RXE2_CQE_INLINE_DATA_OFFSET);
 	BUILD_BUG_ON(offsetof(typeof(*ic), sge) != RXE2_CQE_INLINE_SGE_OFFSET);
-	memset(ic->data, 0, sizeof(ic->data));
-	memset(ic->sge, 0, sizeof(ic->sge));
 	/* callers chose inline only for len <= max_inl_recv <= this */
 	len = min_t(u32, len, sizeof(ic->data));
 	memcpy(ic->data, data, len);
+	/* the data area reaches the process whole: none of our stack */
+	memset(ic->data + len, 0, sizeof(ic->data) - len);
+	/*
+	 * Callers chose inline only for SGEs that fit; were it otherwise,
+	 * no SGE covers len and the process reports a broken CQE.
+	 */
 	n = rxe2_inline_sges(sge, num_sge, len, ic->sge);
-	ic->cqe.inline_num_sge = n;
+	ic->cqe.inline_num_sge = max(n, 0);
 	ic->cqe.flags |= RXE2_CQE_F_INLINE;
 }
 

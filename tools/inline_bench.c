@@ -11,8 +11,10 @@
  *
  * Latency: one thread ping-pongs a SEND between the QPs ITERS times and
  * reports half the mean round trip.  Rate: the sender keeps up to 64
- * SENDs outstanding, the receiver keeps 128 receives posted, MESSAGES
- * messages are timed from the first post to the last receive completion.
+ * SENDs outstanding, the receiver keeps 128 receives posted and the
+ * sender never gets more than 128 SENDs ahead of the receiver's polls
+ * (no RNR NAKs), MESSAGES messages are timed from the first post to the
+ * last receive completion.
  * Each figure is the median of 5 runs, off and on alternating.  Prints
  * markdown table rows; asserts nothing.
  */
@@ -296,7 +298,16 @@ static double rate(uint32_t size, int msgs, enum mode m)
 	while (got < msgs) {
 		int r;
 
-		while (sent < msgs && outstanding < SQ_WINDOW) {
+		/*
+		 * A SEND is ACKed once its receive WQE is taken, before the
+		 * receiver has polled and reposted it: counting the window by
+		 * send completions alone lets the sender run out the RQ, and
+		 * the RNR NAKs and their timer, not the device's per-message
+		 * work, then set the rate.  So never more than RQ_DEPTH SENDs
+		 * beyond what the receiver has reposted.
+		 */
+		while (sent < msgs && outstanding < SQ_WINDOW &&
+		       sent - got < RQ_DEPTH) {
 			/* every 16th is signalled: the window is counted by them */
 			post_send(&a, size, (sent & 15) == 15 || sent == msgs - 1);
 			sent++;

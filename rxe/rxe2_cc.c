@@ -28,6 +28,8 @@
  * IBTA responder already sees.  Everything here runs under the QP's
  * state_lock (the runner), like the requester and completer it serves.
  */
+#include <linux/sched/clock.h>
+
 #include "rxe2_dp.h"
 
 #define RXE2_CWND_MIN	RXE2_ACK_EVERY	/* a window asks for an ACK */
@@ -113,14 +115,21 @@ void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn)
 		return;
 	dp->rtt_on = true;
 	dp->rtt_psn = psn;
-	dp->rtt_start = ktime_get();
+	/*
+	 * Not ktime_get(): under emulation the guest's clocksource (HPET)
+	 * is a device register, and reading it twice per sample cost a
+	 * loopback 64-byte SEND 7 % of its rate.  The CPU's clock may be a
+	 * little off across CPUs; a sample is clamped and smoothed.
+	 */
+	dp->rtt_start = local_clock();
 }
 
 /* RFC 6298: srtt and rttvar in microseconds */
 static void rxe2_cc_sample(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	s64 us = ktime_us_delta(ktime_get(), dp->rtt_start);
+	s64 us = div_s64((s64)(local_clock() - dp->rtt_start),
+			 NSEC_PER_USEC);
 	u32 r = clamp_t(s64, us, 1, RXE2_RTO_MAX_MS * USEC_PER_MSEC);
 	u32 err;
 

@@ -642,7 +642,7 @@ struct rxe2_qp_dp {
 	u32 gap_psn;
 	bool rtt_on;			/* rtt_psn's ACK is being timed */
 	u32 rtt_psn;
-	ktime_t rtt_start;
+	u64 rtt_start;			/* local_clock(), ns */
 	u32 srtt_us;			/* smoothed round trip, 0: none yet */
 	u32 rttvar_us;
 	u8 rto_backoff;			/* timeouts in a row, capped */

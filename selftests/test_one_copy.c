@@ -312,13 +312,14 @@ static int tap_open(void)
 {
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_IP),
+		/* the taps dev_queue_xmit_nit() shows are ETH_P_ALL's */
+		.sll_protocol = htons(ETH_P_ALL),
 	};
 	struct timeval tv = { .tv_sec = 2 };
 	int fd, sz = 4 << 20;
 
 	sll.sll_ifindex = if_nametoindex(dp_netdev(&dev));
-	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
@@ -350,7 +351,8 @@ static int tap_writes(int fd, uint32_t qpn, uint32_t psn0, uint8_t *out,
 		if (len < 0)
 			break;	/* the timeout */
 		ihl = (ip[0] & 15) * 4;
-		if (len < ETH_HLEN + 20 || ip[9] != 17 ||
+		if (len < ETH_HLEN + 20 || f[12] != 0x08 || f[13] != 0x00 ||
+		    ip[9] != 17 ||
 		    ((ip[ihl + 2] << 8) | ip[ihl + 3]) != 4791)
 			continue;
 		tot = (ip[2] << 8) | ip[3];

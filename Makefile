@@ -31,11 +31,21 @@ check: all
 	$(MAKE) -C provider test
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
-# A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot.
+# A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot,
+# then (section "loss") goodput over a lossy veth against siw in a boot
+# of its own (tools/bench-loss without a base module; make bench-loss
+# compares against AB_BASE's).  RXE2_BENCH_ONLY picks sections.
+BENCH_LOSS = case " $$(echo "$${RXE2_BENCH_ONLY:-loss}" | tr , ' ') " in \
+	*" loss "*) true ;; *) false ;; esac
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
-		tools/scale_bench
+		tools/scale_bench siw-module
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+	@if $(BENCH_LOSS); then \
+		echo; \
+		tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-loss - \
+			$(CURDIR)/.build/siw/siw.ko | tee -a .build/bench.md; \
+	fi
 
 # The Debian packages installed in the guest with dpkg -i, DKMS building
 # the module there for the running kernel (and the newest installed one):

@@ -140,9 +140,8 @@ int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 	int ret;
 
 	src->num = 0;
-	src->idx = 0;
-	src->off = 0;
 	src->err = false;
+	rxe2_src_rewind(src);
 	ret = rxe2_sge_walk(qp, c, len, 0, hold, nhold, seq, rxe2_src_add,
 			    src);
 	if (ret)

@@ -110,6 +110,19 @@ static bool rxe2_qp_has_work(struct rxe2_qp *qp)
 #define RXE2_WORK_TX_BUDGET	1024
 #define RXE2_CALLER_TX_BUDGET	128
 
+/*
+ * Unlock a QP its run left with nothing to do, then look again (the
+ * barrier pairs with rxe2_qp_wake()): true when work came meanwhile and
+ * the lock was taken back for it.
+ */
+static bool rxe2_qp_unlock_relook(struct rxe2_qp *qp)
+{
+	clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
+	mutex_unlock(&qp->state_lock);
+	smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
+	return rxe2_qp_has_work(qp) && mutex_trylock(&qp->state_lock);
+}
+
 static void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			       bool work)
 {
@@ -123,12 +136,7 @@ static void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			tx_budget = RXE2_WORK_TX_BUDGET;
 		rxe2_qp_process(qp, &tx_budget);
 		qp->dp.inline_parent = NULL;
-		if (rxe2_qp_has_work(qp))
-			continue;
-		clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
-		mutex_unlock(&qp->state_lock);
-		smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
-		if (!rxe2_qp_has_work(qp) || !mutex_trylock(&qp->state_lock))
+		if (!rxe2_qp_has_work(qp) && !rxe2_qp_unlock_relook(qp))
 			goto out;
 	}
 	clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
@@ -334,17 +342,10 @@ void rxe2_qp_direct_end(struct rxe2_qp *from)
 	 * whole pass over the QP: unlock as rxe2_qp_run_unlock() would.
 	 * (Its timers queue the work item themselves.)
 	 */
-	if (rxe2_qp_has_work(to)) {
+	if (rxe2_qp_has_work(to) || rxe2_qp_unlock_relook(to))
 		rxe2_qp_run_unlock(to, from, false);
-	} else {
-		clear_bit(RXE2_QPF_RUNNING, &to->dp.flags);
-		mutex_unlock(&to->state_lock);
-		smp_mb();	/* RUNNING clear, then look: pairs with _wake() */
-		if (rxe2_qp_has_work(to) && mutex_trylock(&to->state_lock))
-			rxe2_qp_run_unlock(to, from, false);
-		else
-			rxe2_qp_notify(to);
-	}
+	else
+		rxe2_qp_notify(to);
 	rxe2_qp_put(to);
 }
 

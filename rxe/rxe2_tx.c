@@ -538,50 +538,31 @@ static void rxe2_tap_copy(struct rxe2_dev *rdev, struct rxe2_qp *to,
 }
 
 /*
- * rxe2_tap_call() - copy what a call to @to hands over (@len bytes of
- * transport headers and payload) for the taps of our netdev; false
- * without memory.  Caller: the runner of a QP, before the call.
+ * rxe2_tap_call() - copy what a call to @to hands over for the taps of
+ * our netdev: @len bytes of transport headers and payload at @hdr, then,
+ * for a one-copy request, @paylen bytes of payload read from @src (which
+ * the receiver then reads again from its start).  False without memory.
+ * Caller: the runner of a QP, before the call.
  */
 static bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
 			  const struct rxe2_av *av, u16 sport,
-			  const void *hdr, u32 len)
+			  const void *hdr, u32 len, struct rxe2_src *src,
+			  u32 paylen)
 {
 	struct rxe2_tap_rec *rec;
 
 	if (!rxe2_tap_ring(&rdev->tap))
 		return false;
-	rec = rxe2_tap_get(rdev, len);
+	rec = rxe2_tap_get(rdev, len + paylen);
 	rec->kind = RXE2_TAP_CALL;
 	ether_addr_copy(rec->dmac, rxe2_qp_rdev(to)->ndev->dev_addr);
 	rec->av = *av;
 	rec->sport = sport;
 	memcpy(rec->data, hdr, len);
-	rxe2_tap_put(rdev, rec);
-	return true;
-}
-
-/*
- * rxe2_tap_call_src() - rxe2_tap_call() of a one-copy request: @hdr_len
- * bytes of transport headers, then @len bytes of payload read from @src,
- * which is then read again from its start by the receiver.
- */
-static bool rxe2_tap_call_src(struct rxe2_dev *rdev, struct rxe2_qp *to,
-			      const struct rxe2_av *av, u16 sport,
-			      const void *hdr, u32 hdr_len,
-			      struct rxe2_src *src, u32 len)
-{
-	struct rxe2_tap_rec *rec;
-
-	if (!rxe2_tap_ring(&rdev->tap))
-		return false;
-	rec = rxe2_tap_get(rdev, hdr_len + len);
-	rec->kind = RXE2_TAP_CALL;
-	ether_addr_copy(rec->dmac, rxe2_qp_rdev(to)->ndev->dev_addr);
-	rec->av = *av;
-	rec->sport = sport;
-	memcpy(rec->data, hdr, hdr_len);
-	rxe2_src_read(src, rec->data + hdr_len, len);
-	rxe2_src_rewind(src);
+	if (src) {
+		rxe2_src_read(src, rec->data + len, paylen);
+		rxe2_src_rewind(src);
+	}
 	rxe2_tap_put(rdev, rec);
 	return true;
 }
@@ -664,7 +645,7 @@ bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 			      false, 0, qp->attr.dest_qp_num, false, psn);
 		ack.aeth.smsn = htonl(smsn);
 		tapped = rxe2_tap_call(rdev, to, &qp->dp.av, qp->dp.src_port,
-				       &ack, sizeof(ack));
+				       &ack, sizeof(ack), NULL, 0);
 		if (!tapped) {
 			rxe2_qp_put(to);
 			return false;
@@ -899,7 +880,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		bool tapped = dev_nit_active(rdev->ndev);
 
 		if (tapped && !rxe2_tap_call(rdev, to, av, sport, dp->tx_stage,
-					     dp->tx_stage_len)) {
+					     dp->tx_stage_len, NULL, 0)) {
 			rxe2_qp_put(to);
 			return -ENOMEM;
 		}
@@ -976,8 +957,8 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		to = dp->direct_to;
 		if (rxe2_rx_direct_check(to, dp->tx_stage, hdr_len, len, &pkt) &&
 		    (!dev_nit_active(rdev->ndev) ||
-		     rxe2_tap_call_src(rdev, to, av, sport, dp->tx_stage,
-				       hdr_len, &src, len))) {
+		     rxe2_tap_call(rdev, to, av, sport, dp->tx_stage, hdr_len,
+				   &src, len))) {
 			rxe2_rx_direct_take(to, &pkt, &src);
 			ret = src.err ? -EACCES : 0;
 			rxe2_src_put(&src);

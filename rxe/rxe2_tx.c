@@ -748,6 +748,22 @@ static bool rxe2_tx_fault_drops(struct rxe2_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * Whether a packet goes out at all: not through a port that is down
+ * (-ENETDOWN, counted in send_err), not when fault_tx_drop takes it (1:
+ * lost on the wire, the sender cannot tell); 0: send it.
+ */
+static int rxe2_tx_gate(struct rxe2_qp *qp)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+
+	if (!READ_ONCE(rdev->port_active)) {
+		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
+		return -ENETDOWN;
+	}
+	return rxe2_fault_tx_drop(rdev) ? 1 : 0;
+}
+
+/*
  * rxe2_tx_send() - add UDP and IP headers and the ICRC, route and send.
  * Consumes the skb.  Returns 0 or a negative errno (packet dropped).
  * Caller: the runner of qp (holds its state_lock, sleepable).
@@ -767,16 +783,13 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	unsigned int ms = 0;
 	struct rxe2_qp *to;
 	bool local;
+	int ret;
 
 	/* a port that is down sends nothing (RC retries, then gives up) */
-	if (!READ_ONCE(rdev->port_active)) {
+	ret = rxe2_tx_gate(qp);
+	if (ret) {
 		kfree_skb(skb);
-		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
-		return -ENETDOWN;
-	}
-	if (rxe2_fault_tx_drop(rdev)) {
-		kfree_skb(skb);
-		return 0;	/* lost on the wire: the sender cannot tell */
+		return min(ret, 0);
 	}
 	if (rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 		if (rxe2_tx_fault_drops(qp, skb, &act, &ms))
@@ -860,15 +873,13 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	struct rxe2_bth *bth = (struct rxe2_bth *)dp->tx_stage;
 	struct rxe2_qp *to;
 	bool local;
+	int ret;
 
 	if (skb)
 		return rxe2_tx_send(qp, av, sport, skb);
-	if (!READ_ONCE(rdev->port_active)) {
-		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
-		return -ENETDOWN;
-	}
-	if (rxe2_fault_tx_drop(rdev))
-		return 0;	/* lost on the wire */
+	ret = rxe2_tx_gate(qp);
+	if (ret)
+		return min(ret, 0);	/* down, or lost on the wire */
 	to = rxe2_rx_loop_target(dev_net(rdev->ndev), &av->daddr,
 				 ntohl(bth->qpn), &local);
 	if (local && !to) {
@@ -939,10 +950,15 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	ret = rxe2_src_get(qp, c, len, hold, RXE2_WQE_MRS, seq, &src);
 	if (ret && ret != -E2BIG)
 		return ret;
+	/* down or lost: not sent, which RC retries (not the WQE's error) */
+	if (rxe2_tx_gate(qp)) {
+		if (!ret)
+			rxe2_src_put(&src);
+		return 0;
+	}
 	/* a second try once the receiver ran what came before this packet */
 	for (tries = 0; !ret && tries < 2; tries++) {
-		if (!dp->direct_to && READ_ONCE(rdev->port_active) &&
-		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
+		if (!dp->direct_to && !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 			/* RC and UC: every packet of the run goes to it */
 			to = rxe2_rx_loop_target(dev_net(rdev->ndev),
 						 &av->daddr,

@@ -21,6 +21,8 @@
  *  - an ODP source: copied (no packet in place); an ODP target from a
  *    pinned source: in place;
  *  - a UC WRITE of 4 KiB: 4 packets in place;
+ *  - a 4 KiB WRITE while fault_tx_drop loses every packet: none placed,
+ *    all counted as dropped, the WRITE completes once resent;
  *  - a 4 KiB WRITE while a packet socket watches the netdev: in place
  *    still, and the socket sees its 4 packets with the payload exact.
  * TAP output.
@@ -296,6 +298,40 @@ static void write_odp(void)
 	unpair(&a, &b);
 }
 
+/*
+ * fault_tx_drop at 1 loses every packet the device sends, one-copy
+ * requests too: none is placed until it is cleared, then RC's resend
+ * completes the WRITE.
+ */
+static void write_lost(void)
+{
+	const char *what = "4 KiB WRITE, fault_tx_drop 1 while posted";
+	struct dp_wc_want w = dp_want(91, IBV_WC_RDMA_WRITE);
+	long c0, d0;
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	dp_fill(abuf, 4096, 91);
+	memset(bbuf, 0, 4096);
+	c0 = one_copy();
+	d0 = dp_hw_counter(dev.name, "fault_tx_drops");
+	dp_sh("echo 1 > /sys/class/infiniband/%s/fault_tx_drop", dev.name);
+	tap_ret(dp_post_send1(a.qp, 91, IBV_WR_RDMA_WRITE, abuf, 4096,
+			      amr->lkey, (uintptr_t)bbuf, bmr->rkey, 0), 0,
+		"%s: post", what);
+	/* the doorbell sent all 4 packets before returning */
+	tap_ret(one_copy() - c0, 0, "%s: none placed, %s +0", what, CTR);
+	tap_ok(dp_hw_counter(dev.name, "fault_tx_drops") - d0 >= 4,
+	       "%s: fault_tx_drops +4 at least", what);
+	tap_ok(dp_verify_byte(bbuf, 4096, 0) < 0, "%s: target untouched",
+	       what);
+	dp_sh("echo 0 > /sys/class/infiniband/%s/fault_tx_drop", dev.name);
+	dp_expect(a.scq, &w, "%s: completes once resent", what);
+	tap_ok(dp_verify(bbuf, 4096, 91) < 0, "%s: 4096 bytes exact", what);
+	unpair(&a, &b);
+}
+
 static void write_uc(void)
 {
 	struct dp_qp a, b;
@@ -433,6 +469,7 @@ int main(void)
 	write_no_access();
 	write_odp();
 	write_uc();
+	write_lost();
 	write_tapped();
 
 	ibv_dereg_mr(amr);

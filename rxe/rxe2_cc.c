@@ -105,6 +105,24 @@ bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 	return qp->dp.gap_only && psn == qp->dp.gap_psn;
 }
 
+/*
+ * An ACK passed the resend over the gap's packet before it went out
+ * again (the packet came late, or an earlier resend of it got there):
+ * the gap is closed, and what followed it is with the responder just as
+ * after the packet itself.  True once: the caller passes over the rest.
+ * Left set, the stale gap_psn lay behind req_psn and the requester
+ * resent everything up to sent_psn, a go-back-N the NAK never asked for.
+ */
+bool rxe2_cc_gap_passed(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (!dp->gap_only || rxe2_psn_diff(dp->req_psn, dp->gap_psn) <= 0)
+		return false;
+	dp->gap_only = false;
+	return true;
+}
+
 /* the packet at psn asks for an ACK: time it unless one is being timed */
 void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn)
 {

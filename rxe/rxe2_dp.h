@@ -388,6 +388,7 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn);
 void rxe2_cc_peer_keeps(struct rxe2_qp *qp);
 void rxe2_cc_probe_rewind(struct rxe2_qp *qp, u32 psn);
 bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn);
+bool rxe2_cc_gap_passed(struct rxe2_qp *qp);
 void rxe2_cc_timeout(struct rxe2_qp *qp);
 void rxe2_cc_resend(struct rxe2_qp *qp);
 unsigned long rxe2_cc_rto(struct rxe2_qp *qp);

@@ -20,8 +20,19 @@
  * and RDMA CM connections (rping -V, verified data) run over the same
  * link.  The device's retransmission counters must show that the link
  * did lose packets (and fault_tx_drops or fault_injected that the
- * injection did).  The
- * seed is printed; RXE2_SEED replays it.
+ * injection did).
+ *
+ * A fourth link only reorders (netem: a quarter of the packets sent at
+ * once, the rest 2 ms later).  Nothing is lost there, so once the
+ * requester has seen that the responder keeps what comes early, a
+ * resend is the packet a sequence NAK names and nothing more: over the
+ * SENDs and WRITEs the responder may see at most one duplicate per NAK
+ * and per tail-loss probe, plus one go-back-N of the whole window (256
+ * packets) before that is learnt and after each ACK timeout.  A gap
+ * closed by its late packet before the NAK's resend went out used to
+ * make the requester resend everything it had sent after the gap.
+ *
+ * The seed is printed; RXE2_SEED replays it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +47,9 @@
 #define DA	"nl1rxe2"
 #define DB	"nl2rxe2"
 #define NETEM	"delay 2ms reorder 5% 50% loss 1% duplicate 1% corrupt 0.5%"
+#define NETEM_REORDER	"delay 2ms reorder 25% 50%"
+/* rxe2_dp.h's RXE2_MAX_INFLIGHT: the most one go-back-N resends */
+#define MAX_INFLIGHT	256
 #define BIG	(1u << 20)
 #define MAXMSG	16384
 #define WINDOW	16
@@ -46,7 +60,7 @@ static const char *const rules[] = {
 	"delay rate=100 ms=2", "corrupt rate=200",
 };
 
-enum lossy_kind { LOSSY_NETEM, LOSSY_TX_DROP, LOSSY_RULES };
+enum lossy_kind { LOSSY_NETEM, LOSSY_REORDER, LOSSY_TX_DROP, LOSSY_RULES };
 
 static uint64_t rng;
 
@@ -349,12 +363,47 @@ static long injected(void)
 	       dp_hw_counter(DB, "fault_injected");
 }
 
+/* the counters of a reordering link's SENDs and WRITEs */
+struct resends {
+	long naks, probes, timeouts, dups;
+};
+
+static void resends_read(struct resends *r)
+{
+	r->naks = dp_hw_counter(DB, "out_of_seq_request");
+	r->probes = dp_hw_counter(DA, "tail_probes");
+	r->timeouts = dp_hw_counter(DA, "ack_timeouts");
+	r->dups = dp_hw_counter(DB, "duplicate_request");
+}
+
+/* what moved since r: nothing resent but what a NAK or probe asked for */
+static void resends_check(const char *what, const struct resends *r)
+{
+	struct resends n;
+	long bound;
+
+	resends_read(&n);
+	n.naks -= r->naks;
+	n.probes -= r->probes;
+	n.timeouts -= r->timeouts;
+	n.dups -= r->dups;
+	bound = n.naks + n.probes + MAX_INFLIGHT * (1 + n.timeouts);
+	tap_diag("%s: SENDs and WRITEs: " DB ": out_of_seq_request +%ld, duplicate_request +%ld; " DA
+		 ": tail_probes +%ld, ack_timeouts +%ld",
+		 what, n.naks, n.dups, n.probes, n.timeouts);
+	tap_ok(n.dups <= bound,
+	       "%s: only what a NAK or probe named was resent: %ld duplicates, at most %ld",
+	       what, n.dups, bound);
+}
+
 /* every phase over one lossy link: netem (a qdisc) or fault injection */
 static void run(const char *what, enum lossy_kind kind, uint32_t seed)
 {
-	const char *netem = kind == LOSSY_NETEM ? NETEM : NULL;
+	const char *netem = kind == LOSSY_NETEM ? NETEM :
+			    kind == LOSSY_REORDER ? NETEM_REORDER : NULL;
 	static struct lossy l;
 	long rtx0, rtx1, to0, to1, sn0, sn1, dup0, dup1, f0, f1;
+	struct resends rs;
 	uint64_t t0;
 	int got;
 
@@ -374,6 +423,7 @@ static void run(const char *what, enum lossy_kind kind, uint32_t seed)
 	sn0 = dp_hw_counter(DB, "out_of_seq_request");
 	dup0 = dp_hw_counter(DB, "duplicate_request");
 	f0 = injected();
+	resends_read(&rs);
 
 	t0 = dp_now_ms();
 	got = sends(&l, 500, seed);
@@ -385,6 +435,8 @@ static void run(const char *what, enum lossy_kind kind, uint32_t seed)
 	tap_ok(got,
 	       "%s: 500 WRITEs of 1 B..16 KiB: the 1 MiB target equals them applied in order (%llu ms)",
 	       what, ms_since(t0));
+	if (kind == LOSSY_REORDER)
+		resends_check(what, &rs);
 	t0 = dp_now_ms();
 	got = reads(&l, 500, seed + 2000);
 	tap_ret(got, 500,
@@ -406,9 +458,10 @@ static void run(const char *what, enum lossy_kind kind, uint32_t seed)
 	tap_diag("%s: " DA ": completer_retry_err +%ld, ack_timeouts +%ld; " DB
 		 ": out_of_seq_request +%ld, duplicate_request +%ld; faults injected +%ld",
 		 what, rtx1 - rtx0, to1 - to0, sn1 - sn0, dup1 - dup0, f1 - f0);
-	tap_ok(rtx1 > rtx0 && dup1 > dup0 && (netem || f1 > f0),
-	       "%s: the link lost packets: the requester went back, the responder saw duplicates",
-	       what);
+	if (kind != LOSSY_REORDER)
+		tap_ok(rtx1 > rtx0 && dup1 > dup0 && (netem || f1 > f0),
+		       "%s: the link lost packets: the requester went back, the responder saw duplicates",
+		       what);
 	t0 = dp_now_ms();
 	got = rping_v();
 	tap_ok(got, "%s: rping -V over RDMA CM across the link, 30 pings of 4000 B (%llu ms)",
@@ -435,9 +488,10 @@ int main(void)
 			      (uint32_t)time(NULL);
 
 	rng = seed | 1;
-	tap_plan(30);
+	tap_plan(40);
 	tap_diag("seed %u (RXE2_SEED to replay)", seed);
 	run("netem " NETEM, LOSSY_NETEM, seed);
+	run("netem " NETEM_REORDER, LOSSY_REORDER, seed + 21);
 	run("fault_tx_drop 50", LOSSY_TX_DROP, seed + 7);
 	run("fault rules", LOSSY_RULES, seed + 14);
 	return tap_done();

@@ -108,10 +108,9 @@ bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 /*
  * An ACK passed the resend over the gap's packet before it went out
  * again (the packet came late, or an earlier resend of it got there):
- * the gap is closed, and what followed it is with the responder just as
- * after the packet itself.  True once: the caller passes over the rest.
- * Left set, the stale gap_psn lay behind req_psn and the requester
- * resent everything up to sent_psn, a go-back-N the NAK never asked for.
+ * the gap is closed, and a responder that keeps has what followed it
+ * as after the packet itself (a further loss among them draws a further
+ * NAK).  True once: the caller passes over the rest.
  */
 bool rxe2_cc_gap_passed(struct rxe2_qp *qp)
 {

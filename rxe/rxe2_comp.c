@@ -209,10 +209,11 @@ static void rxe2_comp_retry_start(struct rxe2_qp *qp)
 	WRITE_ONCE(dp->retry_live, true);
 	smp_mb();	/* live, then pending: pairs with rxe2_retry_timer() */
 	/*
-	 * Earlier only: a timer pending for a later deadline (a whole ACK
-	 * timeout, armed before a round trip was measured) would hold the
-	 * probe back until then; one pending for an earlier deadline finds
-	 * the new one in retry_at and moves itself on.
+	 * Earlier only: a timer pending for a later deadline (the rest of
+	 * an ACK timeout after a probe, one armed before a round trip was
+	 * measured or backed off) would hold the probe back until then;
+	 * one pending for an earlier deadline finds the new one in
+	 * retry_at and moves itself on.
 	 */
 	timer_reduce(&dp->retry_timer, dp->retry_at);
 }

@@ -358,10 +358,14 @@ static void rxe2_retry_timer(struct timer_list *t)
 	if (!READ_ONCE(qp->dp.retry_live) ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		return;
-	/* progress moved the deadline since the timer was armed */
+	/*
+	 * Progress moved the deadline since the timer was armed.  Not
+	 * mod_timer(): a retry_start() between the read and here may have
+	 * armed the timer for an earlier deadline, which must stand.
+	 */
 	at = READ_ONCE(qp->dp.retry_at);
 	if (time_before(jiffies, at)) {
-		mod_timer(t, at);
+		timer_reduce(t, at);
 		return;
 	}
 	set_bit(RXE2_QPF_RETRY, &qp->dp.flags);

@@ -333,12 +333,16 @@ static void wire(void)
 	}
 
 	/*
-	 * Round trips were measured above (the dup case), so the probe
-	 * is due two of them (at least 10 ms) after the SEND went out:
-	 * a packet held 300 ms on a link that answers in microseconds is
-	 * lost as far as the requester can tell.
+	 * Round trips measured first (the dup case gave one sample, these
+	 * two more), so the probe is due two of them (at least 10 ms)
+	 * after the SEND went out: a packet held 300 ms on a link that
+	 * answers in microseconds is lost as far as the requester can tell.
 	 */
 	what = "delay the SEND 300 ms";
+	send_msg(&a, &b, 6, 64, 16, 0);
+	delivered(&a, &b, 6, 64, 16, 0, "a SEND before the delay");
+	send_msg(&a, &b, 7, 64, 17, 0);
+	delivered(&a, &b, 7, 64, 17, 0, "a SEND before the delay");
 	v0 = ctr("duplicate_request");
 	probe0 = ctr("tail_probes");
 	to0 = ctr("ack_timeouts");
@@ -348,9 +352,10 @@ static void wire(void)
 		delivered(&a, &b, 3, 64, 13, 0, what);
 		v1 = (long)(dp_now_ms() - t0);
 		tap_diag("%s: completed in %ld ms", what, v1);
-		tap_ok(ctr("tail_probes") - probe0 >= 1,
+		probe0 = ctr("tail_probes") - probe0;
+		tap_ok(probe0 >= 1,
 		       "%s: a tail-loss probe resent it (tail_probes +%ld)",
-		       what, ctr("tail_probes") - probe0);
+		       what, probe0);
 		tap_ret(ctr("ack_timeouts") - to0, 0, "%s: no ACK timeout",
 			what);
 		/* the held copy leaves at 300 ms: wait for it */

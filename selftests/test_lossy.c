@@ -22,15 +22,16 @@
  * did lose packets (and fault_tx_drops or fault_injected that the
  * injection did).
  *
- * A fourth link only reorders (netem: a quarter of the packets sent at
+ * A second link only reorders (netem: a quarter of the packets sent at
  * once, the rest 2 ms later).  Nothing is lost there, so once the
  * requester has seen that the responder keeps what comes early, a
- * resend is the packet a sequence NAK names and nothing more: over the
- * SENDs and WRITEs the responder may see at most one duplicate per NAK
- * and per tail-loss probe, plus one go-back-N of the whole window (256
- * packets) before that is learnt and after each ACK timeout.  A gap
- * closed by its late packet before the NAK's resend went out used to
- * make the requester resend everything it had sent after the gap.
+ * resend is the packet a sequence NAK or a tail-loss probe names and
+ * nothing more.  Before that is learnt, a NAK or a probe goes back N;
+ * so does an ACK timeout.  Over the SENDs and WRITEs the responder may
+ * see at most one duplicate per NAK and probe, plus two windows (256
+ * packets each) for the learning and two per ACK timeout.  A gap closed
+ * by its late packet before the NAK's resend went out used to make the
+ * requester resend everything it had sent after the gap: thousands.
  *
  * The seed is printed; RXE2_SEED replays it.
  */
@@ -48,7 +49,7 @@
 #define DB	"nl2rxe2"
 #define NETEM	"delay 2ms reorder 5% 50% loss 1% duplicate 1% corrupt 0.5%"
 #define NETEM_REORDER	"delay 2ms reorder 25% 50%"
-/* rxe2_dp.h's RXE2_MAX_INFLIGHT: the most one go-back-N resends */
+/* the most one go-back-N resends: RXE2_MAX_INFLIGHT in rxe/rxe2_dp.h */
 #define MAX_INFLIGHT	256
 #define BIG	(1u << 20)
 #define MAXMSG	16384
@@ -387,9 +388,10 @@ static void resends_check(const char *what, const struct resends *r)
 	n.probes -= r->probes;
 	n.timeouts -= r->timeouts;
 	n.dups -= r->dups;
-	bound = n.naks + n.probes + MAX_INFLIGHT * (1 + n.timeouts);
-	tap_diag("%s: SENDs and WRITEs: " DB ": out_of_seq_request +%ld, duplicate_request +%ld; " DA
-		 ": tail_probes +%ld, ack_timeouts +%ld",
+	bound = n.naks + n.probes + 2 * MAX_INFLIGHT * (1 + n.timeouts);
+	tap_diag("%s: SENDs and WRITEs: " DB ": out_of_seq_request +%ld, "
+		 "duplicate_request +%ld; " DA ": tail_probes +%ld, "
+		 "ack_timeouts +%ld",
 		 what, n.naks, n.dups, n.probes, n.timeouts);
 	tap_ok(n.dups <= bound,
 	       "%s: only what a NAK or probe named was resent: %ld duplicates, at most %ld",

@@ -35,6 +35,8 @@
 #define RXE2_CWND_MIN	RXE2_ACK_EVERY	/* a window asks for an ACK */
 #define RXE2_RTO_MAX_MS	4000
 #define RXE2_RTO_BACKOFF_MAX	3	/* the measured part, 8x at most */
+/* NAKs for the PSN after a closed gap in a row: the responder drops */
+#define RXE2_GAP_DROPS_MAX	3
 
 /* a QP's first window, and the one after RESET */
 void rxe2_cc_init(struct rxe2_qp *qp)
@@ -47,6 +49,8 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 	dp->recovering = false;
 	dp->peer_keeps = false;
 	dp->gap_only = false;
+	dp->gap_watch = false;
+	dp->gap_drops = 0;
 	dp->nak_rewind = false;
 	dp->rtt_on = false;
 	dp->srtt_us = 0;
@@ -106,20 +110,38 @@ bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 }
 
 /*
- * An ACK passed the resend over the gap's packet before it went out
- * again (the packet came late, or an earlier resend of it got there):
- * the gap is closed, and a responder that keeps has what followed it
- * as after the packet itself (a further loss among them draws a further
- * NAK).  True once: the caller passes over the rest.
+ * The gap is closed: its packet went out alone, or an ACK passed the
+ * resend over it.  A responder that keeps has what followed it (a
+ * further loss among those draws a further NAK): go on after what was
+ * sent.  One taken for a keeper but that dropped what followed the gap
+ * (a go-back-N responder that seemed to keep because the path reordered
+ * the resends) NAKs the PSN after the gap next, every time, and would be
+ * sent one packet per round trip from then on: rxe2_cc_seq_nak() counts
+ * those NAKs.  A keeper NAKs that PSN too when it was lost or is late
+ * as well, which reordering makes common, but seldom several times in
+ * a row.
  */
-bool rxe2_cc_gap_passed(struct rxe2_qp *qp)
+void rxe2_cc_gap_closed(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (!dp->gap_only || rxe2_psn_diff(dp->req_psn, dp->gap_psn) <= 0)
-		return false;
 	dp->gap_only = false;
-	return true;
+	dp->gap_watch = true;
+	dp->gap_next = dp->req_psn;
+	rxe2_req_skip(qp, dp->sent_psn);
+}
+
+/*
+ * An ACK passed the resend over the gap's packet before it went out
+ * again (the packet came late, or an earlier resend of it got there):
+ * the gap is closed as if the packet had gone.
+ */
+void rxe2_cc_gap_passed(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	if (dp->gap_only && rxe2_psn_diff(dp->req_psn, dp->gap_psn) > 0)
+		rxe2_cc_gap_closed(qp);
 }
 
 /* the packet at psn asks for an ACK: time it unless one is being timed */
@@ -167,6 +189,8 @@ void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	dp->rto_backoff = 0;
+	if (dp->gap_watch && rxe2_psn_diff(dp->comp_psn, dp->gap_next) > 0)
+		dp->gap_watch = false;
 	if (dp->recovering &&
 	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0) {
 		dp->recovering = false;
@@ -213,6 +237,16 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn)
 	 * which cut it.)
 	 */
 	dp->nak_rewind = true;
+	/* the PSN after a closed gap, again and again: it drops */
+	if (dp->gap_watch && psn == dp->gap_next) {
+		if (++dp->gap_drops >= RXE2_GAP_DROPS_MAX) {
+			dp->peer_keeps = false;
+			dp->gap_drops = 0;
+		}
+	} else {
+		dp->gap_drops = 0;
+	}
+	dp->gap_watch = false;
 	if (dp->peer_keeps) {
 		dp->gap_only = true;
 		dp->gap_psn = psn;
@@ -236,6 +270,7 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 	dp->cwnd = RXE2_CWND_MIN;
 	dp->cwnd_acc = 0;
 	dp->gap_only = false;	/* go back N */
+	dp->gap_watch = false;
 	dp->nak_rewind = false;
 	/* NAKs for what was in flight then cut nothing more */
 	dp->recovering = true;

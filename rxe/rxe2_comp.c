@@ -526,8 +526,7 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 		rxe2_comp_ack_upto(qp, (dp->req_psn - 1) & RXE2_PSN_MASK);
 		if (rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK))
 			rxe2_cc_peer_keeps(qp);	/* only after a NAK */
-		if (rxe2_cc_gap_passed(qp))
-			rxe2_req_skip(qp, dp->sent_psn);
+		rxe2_cc_gap_passed(qp);
 		if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
 			psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
 	}

@@ -428,10 +428,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	if (rc)
 		rxe2_comp_arm_retry(qp);
 	/* the gap's packet alone: what followed it is with the responder */
-	if (gap) {
-		dp->gap_only = false;
-		rxe2_req_skip(qp, dp->sent_psn);
-	}
+	if (gap)
+		rxe2_cc_gap_closed(qp);
 	return 0;
 }
 

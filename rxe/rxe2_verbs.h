@@ -640,6 +640,9 @@ struct rxe2_qp_dp {
 	bool nak_rewind;		/* went back for a sequence NAK */
 	bool gap_only;			/* resend gap_psn, then pass over */
 	u32 gap_psn;
+	bool gap_watch;			/* a NAK for gap_next: it drops? */
+	u32 gap_next;			/* the PSN after a closed gap */
+	u8 gap_drops;			/* such NAKs in a row */
 	bool rtt_on;			/* rtt_psn's ACK is being timed */
 	u32 rtt_psn;
 	u64 rtt_start;			/* local_clock(), ns */

@@ -181,5 +181,35 @@ if [ $have_capture = 1 ]; then
 	xwire_check "$xwork/ixv0.pcap"
 fi
 
+# A path that reorders (netem on both ends: 5 % of the packets sent at
+# once, the rest 1 ms later), rxe2 the requester, rdma_rxe the
+# responder.  rdma_rxe drops everything after a gap; when reordered
+# resends made it look like a responder that keeps, rxe2 went on
+# resending one packet per sequence NAK, each NAK one round trip, and a
+# transfer of 12,800 packets drew about one NAK per packet.  A NAK for
+# the PSN right after such a resend now shows the responder drops, and
+# the requester goes back N: NAKs stay a small share of the packets.
+ctr2() { cat "/sys/class/infiniband/ixrxe2/ports/1/hw_counters/$1"; }
+if tc qdisc add dev ixv0 root netem delay 1ms reorder 5% &&
+   ip netns exec $NS tc qdisc add dev ixv1 root netem delay 1ms reorder 5%; then
+	ok "netem delay 1ms reorder 5% on ixv0 and ixv1"
+	nak0=$(ctr2 rcvd_seq_err) pkt0=$(ctr2 sent_pkts)
+	port=$((port + 1))
+	xpair "reordering path, rdma_rxe server, rxe2 client: ib_write_bw -s 65536 -n 200" \
+		"" "$NS" tcp:$port "^ *65536 +200 " \
+		ib_write_bw -F -d ixrxe -x $g4_rxe -p $port -s 65536 -n 200 -- \
+		ib_write_bw -F -d ixrxe2 -x $g4_rxe2 -p $port -s 65536 -n 200 $V4_RXE
+	naks=$(($(ctr2 rcvd_seq_err) - nak0)) pkts=$(($(ctr2 sent_pkts) - pkt0))
+	if [ $((naks * 4)) -lt "$pkts" ]; then
+		ok "reordering path: $naks sequence NAKs for $pkts packets sent, under a quarter"
+	else
+		not_ok "reordering path: $naks sequence NAKs for $pkts packets sent, under a quarter"
+	fi
+else
+	not_ok "netem delay 1ms reorder 5% on ixv0 and ixv1"
+fi
+tc qdisc del dev ixv0 root 2>/dev/null
+ip netns exec $NS tc qdisc del dev ixv1 root 2>/dev/null
+
 echo "1..$n"
 [ $failed = 0 ]

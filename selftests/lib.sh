@@ -396,7 +396,23 @@ netns_pair() {
 	ip netns exec "$1" rdma link add "${1}rxe2" type rxe2 netdev "${1}v" &&
 	ip netns exec "$2" rdma link add "${2}rxe2" type rxe2 netdev "${2}v" &&
 	GA=$(gid_index "${1}rxe2" "$(gid_of_ipv4 "$3")") &&
-	GB=$(gid_index "${2}rxe2" "$(gid_of_ipv4 "$4")")
+	GB=$(gid_index "${2}rxe2" "$(gid_of_ipv4 "$4")") &&
+	wait_port_active "${1}rxe2" "${2}rxe2"
+}
+
+# wait_port_active DEV...: port 1 of each ACTIVE.  A veth's carrier comes
+# up through linkwatch, which may be a second after the addresses and so
+# the GIDs: perftest started in between said "Port number 1 state is
+# Down" and quit (test_teardown.sh on 6.12, once).
+wait_port_active() {
+	for _d in "$@"; do
+		_n=0
+		until grep -qs ACTIVE "/sys/class/infiniband/$_d/ports/1/state"; do
+			_n=$((_n + 1))
+			[ $_n -gt 100 ] && return 1
+			sleep 0.1
+		done
+	done
 }
 
 netns_pair_del() {

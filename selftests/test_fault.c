@@ -301,7 +301,7 @@ static void wire(void)
 	struct ibv_wc wc[2];
 	struct dp_qp a, b;
 	struct dp_conn c;
-	long v0, v1, held0, dup0, probe0, to0;
+	long v0, v1, held0, dup0, probe0, probes, to0;
 	uint64_t t0;
 
 	dp_conn_default(&c);
@@ -352,10 +352,10 @@ static void wire(void)
 		delivered(&a, &b, 3, 64, 13, 0, what);
 		v1 = (long)(dp_now_ms() - t0);
 		tap_diag("%s: completed in %ld ms", what, v1);
-		probe0 = ctr("tail_probes") - probe0;
-		tap_ok(probe0 >= 1,
+		probes = ctr("tail_probes") - probe0;
+		tap_ok(probes >= 1,
 		       "%s: a tail-loss probe resent it (tail_probes +%ld)",
-		       what, probe0);
+		       what, probes);
 		tap_ret(ctr("ack_timeouts") - to0, 0, "%s: no ACK timeout",
 			what);
 		/* the held copy leaves at 300 ms: wait for it */

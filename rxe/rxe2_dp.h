@@ -175,7 +175,6 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp);
 void rxe2_qp_dp_stop(struct rxe2_qp *qp);
 void rxe2_qp_dp_free(struct rxe2_qp *qp);
 void rxe2_qp_dp_reset(struct rxe2_qp *qp);
-void rxe2_qp_dp_set_av(struct rxe2_qp *qp, const struct rdma_ah_attr *ah);
 void rxe2_qp_kick(struct rxe2_qp *qp);
 void rxe2_qp_doorbell(struct rxe2_qp *qp);
 bool rxe2_qp_get(struct rxe2_qp *qp);
@@ -189,15 +188,11 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to);
 void rxe2_qp_direct_end(struct rxe2_qp *from);
 void rxe2_qp_error(struct rxe2_qp *qp);
+
+/* rxe2_cq.c */
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
 bool rxe2_cq_has_room(struct rxe2_cq *cq);
 void rxe2_cq_notify(struct rxe2_cq *cq);
-int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
-		   rxe2_page_fn fn, void *arg);
-int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
-		 bool to_mr);
-int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
-		      const struct ib_gid_attr *sgid_attr);
 
 /*
  * rxe2_cq.c: inline-receive.  A completion with its data and the SGEs

@@ -4,6 +4,7 @@
  * lookup contract the data path relies on.
  */
 #include <linux/delay.h>
+#include <linux/highmem.h>
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -1211,4 +1212,76 @@ int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 
 	return rxe2_res_put(msg, NULL, 0,
 			    odp < ARRAY_SIZE(kind) ? kind[odp] : "?");
+}
+
+/*
+ * rxe2_mr_access() - the one way the data path reaches the memory of an
+ * MR: fn sees [iova, iova + len) piece by piece (never across a page),
+ * mapped in the kernel.  A kernel MR's memory is mapped already; a
+ * pinned or shared MR has every page at hand in mr->pages[]; a PA MR
+ * checks each page (rxe2_pamr.c); an ODP MR faults missing ones in
+ * and keeps them from being invalidated until fn returns (rxe2_odp.c).
+ * The caller has checked the range with rxe2_mr_check_range().  0 or
+ * -EFAULT.
+ */
+int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
+		   rxe2_page_fn fn, void *arg)
+{
+	u64 off;
+
+	if (rxe2_mr_is_kernel(mr))
+		return rxe2_kmr_access(mr, iova, len, fn, arg);
+	if (mr->type == RXE2_MR_PA)
+		return rxe2_pamr_access(iova, len, fn, arg);
+	if (mr->odp)
+		return rxe2_odp_access(mr, iova, len, write, fn, arg);
+	/* pinned: the umem's pages (or 2 MiB blocks); shared: the shm's */
+	off = iova - mr->iova + rxe2_mr_first_offset(mr);
+	while (len) {
+		unsigned long pg = off >> mr->page_shift;
+		u64 boff = off & ((1ULL << mr->page_shift) - 1);
+		u32 poff = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		void *va;
+
+		if (pg >= mr->npages)
+			return -EFAULT;
+		va = kmap_local_page(nth_page(mr->pages[pg],
+					      boff >> PAGE_SHIFT));
+		fn(va + poff, n, arg);
+		kunmap_local(va);
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+struct rxe2_copy_arg {
+	void *buf;
+	bool to_mr;
+};
+
+static void rxe2_copy_page(void *addr, u32 len, void *arg)
+{
+	struct rxe2_copy_arg *c = arg;
+
+	if (c->to_mr)
+		memcpy(addr, c->buf, len);
+	else
+		memcpy(c->buf, addr, len);
+	c->buf += len;
+}
+
+/*
+ * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
+ * has checked [iova, iova + len) with rxe2_mr_check_range().
+ */
+int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		 bool to_mr)
+{
+	struct rxe2_copy_arg c = { .buf = buf, .to_mr = to_mr };
+
+	if (!len)
+		return 0;
+	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
 }

@@ -85,6 +85,26 @@ static int rxe2_ah_init(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 }
 
+int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
+		      const struct ib_gid_attr *sgid_attr)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	memset(av, 0, sizeof(*av));
+	if (!sgid_attr)
+		return -EINVAL;
+	av->ipv6 = rdma_gid_attr_network_type(sgid_attr) == RDMA_NETWORK_IPV6;
+	memcpy(&av->saddr, sgid_attr->gid.raw, sizeof(av->saddr));
+	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
+	if (av->ipv6 == ipv6_addr_v4mapped(&av->daddr))
+		return -EINVAL;
+	av->tclass = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = grh->flow_label;
+	return 0;
+}
+
+
 int rxe2_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: how a QP's protocol work runs, and the helpers every part of the
- * data path shares (memory copies, address vectors).
+ * rxe2: how a QP's protocol work runs: its runner, its work item, its
+ * timers, and the hand-over of loopback packets to another QP's runner.
  *
  * Everything a QP does runs under its state_lock mutex, in sleepable
  * context: the SQ doorbell takes the mutex with a trylock and runs the
@@ -21,10 +21,6 @@
  * its placement, its ACK and its completion all happen in the poster's
  * doorbell, and no lock is ever waited for while another is held.
  */
-#include <linux/highmem.h>
-#include <rdma/ib_cache.h>
-#include <rdma/ib_umem.h>
-
 #include "rxe2_dp.h"
 #include "rxe2_trace.h"
 
@@ -505,95 +501,4 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	rxe2_qp_kick(qp);
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
-		      const struct ib_gid_attr *sgid_attr)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-
-	memset(av, 0, sizeof(*av));
-	if (!sgid_attr)
-		return -EINVAL;
-	av->ipv6 = rdma_gid_attr_network_type(sgid_attr) == RDMA_NETWORK_IPV6;
-	memcpy(&av->saddr, sgid_attr->gid.raw, sizeof(av->saddr));
-	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
-	if (av->ipv6 == ipv6_addr_v4mapped(&av->daddr))
-		return -EINVAL;
-	av->tclass = grh->traffic_class;
-	av->hop_limit = grh->hop_limit;
-	av->flow_label = grh->flow_label;
-	return 0;
-}
-
-/*
- * rxe2_mr_access() - the one way the data path reaches the memory of an
- * MR: fn sees [iova, iova + len) piece by piece (never across a page),
- * mapped in the kernel.  A kernel MR's memory is mapped already; a
- * pinned or shared MR has every page at hand in mr->pages[]; a PA MR
- * checks each page (rxe2_pamr.c); an ODP MR faults missing ones in
- * and keeps them from being invalidated until fn returns (rxe2_odp.c).
- * The caller has checked the range with rxe2_mr_check_range().  0 or
- * -EFAULT.
- */
-int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
-		   rxe2_page_fn fn, void *arg)
-{
-	u64 off;
-
-	if (rxe2_mr_is_kernel(mr))
-		return rxe2_kmr_access(mr, iova, len, fn, arg);
-	if (mr->type == RXE2_MR_PA)
-		return rxe2_pamr_access(iova, len, fn, arg);
-	if (mr->odp)
-		return rxe2_odp_access(mr, iova, len, write, fn, arg);
-	/* pinned: the umem's pages (or 2 MiB blocks); shared: the shm's */
-	off = iova - mr->iova + rxe2_mr_first_offset(mr);
-	while (len) {
-		unsigned long pg = off >> mr->page_shift;
-		u64 boff = off & ((1ULL << mr->page_shift) - 1);
-		u32 poff = off & ~PAGE_MASK;
-		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-		void *va;
-
-		if (pg >= mr->npages)
-			return -EFAULT;
-		va = kmap_local_page(nth_page(mr->pages[pg],
-					      boff >> PAGE_SHIFT));
-		fn(va + poff, n, arg);
-		kunmap_local(va);
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-struct rxe2_copy_arg {
-	void *buf;
-	bool to_mr;
-};
-
-static void rxe2_copy_page(void *addr, u32 len, void *arg)
-{
-	struct rxe2_copy_arg *c = arg;
-
-	if (c->to_mr)
-		memcpy(addr, c->buf, len);
-	else
-		memcpy(c->buf, addr, len);
-	c->buf += len;
-}
-
-/*
- * rxe2_mr_copy() - copy between an MR and a kernel buffer.  The caller
- * has checked [iova, iova + len) with rxe2_mr_check_range().
- */
-int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
-		 bool to_mr)
-{
-	struct rxe2_copy_arg c = { .buf = buf, .to_mr = to_mr };
-
-	if (!len)
-		return 0;
-	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
 }

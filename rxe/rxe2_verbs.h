@@ -360,6 +360,10 @@ typedef void (*rxe2_page_fn)(void *addr, u32 len, void *arg);
 /* rxe2_mr_access() of a kernel MR (DMA or FAST): range checked */
 int rxe2_kmr_access(struct rxe2_mr *mr, u64 iova, u32 len, rxe2_page_fn fn,
 		    void *arg);
+int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
+		   rxe2_page_fn fn, void *arg);
+int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
+		 bool to_mr);
 /*
  * Local operations and remote invalidation, from the data path (sleepable,
  * the QP's state_lock held).  They return 0 or an enum ib_wc_status.
@@ -545,6 +549,9 @@ struct rxe2_av {
 	struct in6_addr saddr;		/* v4-mapped for IPv4 */
 	struct in6_addr daddr;
 };
+/* the AV of an AH or an RC/UC QP's path (rxe2_pd.c); 0 or -EINVAL */
+int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
+		      const struct ib_gid_attr *sgid_attr);
 
 /*
  * MR objects one send WQE's gather (or READ scatter) holds; a WQE with

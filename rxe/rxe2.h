@@ -91,7 +91,7 @@ enum rxe2_dp_counter {
 	RXE2_DPC_ACK_TIMEOUTS,		/* retry timer expired, resent */
 	RXE2_DPC_REORDER_HELD,		/* RC packets kept: came early */
 	RXE2_DPC_READ_REREQUESTS,	/* READs asked again for a part */
-	RXE2_DPC_RESEND_SKIPPED,	/* resends passed over: acked */
+	RXE2_DPC_RESEND_SKIPPED,	/* passes over what was not resent */
 	RXE2_DPC_TAIL_PROBES,		/* resent before the ACK timeout */
 	RXE2_DPC_ONE_COPY,		/* loopback requests read in place */
 	/* inline-receive: completions that carried their data */

@@ -1145,76 +1145,6 @@ int rxe2_kmr_access(struct rxe2_mr *mr, u64 iova, u32 len, rxe2_page_fn fn,
 }
 
 /*
- * For rxe2dv_query_mr: the size and number of the MR's translation
- * entries.  The caller holds the MR's uobject: no rereg runs under it.
- */
-void rxe2_mr_query_pages(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp)
-{
-	struct rxe2_mr *mr = to_rmr(ibmr);
-	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
-
-	resp->comp_mask |= RXE2_QUERY_MR_RESP_PAGES;
-	if (cur->odp == RXE2_ODP_EXPLICIT) {
-		struct ib_umem_odp *odp = to_ib_umem_odp(cur->umem);
-
-		resp->page_size = 1U << odp->page_shift;
-		resp->num_pages = ib_umem_odp_num_pages(odp);
-	} else if (!cur->odp && cur->pages) {
-		resp->page_size = 1U << cur->page_shift;
-		resp->num_pages = cur->npages;
-	} else {
-		resp->page_size = PAGE_SIZE;
-	}
-}
-
-/*
- * For rxe2dv_query_mr (rxe2_ic.c): the nodes of the pages a user MR has
- * resident now and its access.  Returns the number of resident pages;
- * 0 for an MR without pages (nothing pinned, not a umem MR, a PA MR: its
- * memory is anywhere).  A shared MR reports its shm's pages, which it
- * always has.  The caller holds the MR's uobject, so no rereg or dereg
- * runs under it.
- */
-unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
-				     int *access)
-{
-	struct rxe2_mr *mr = to_rmr(ibmr);
-	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
-	unsigned long i, n = 0;
-
-	nodes_clear(*nodes);
-	*access = cur->access;
-	if (cur->odp)
-		return rxe2_odp_resident_nodes(cur, nodes);
-	if ((cur->type != RXE2_MR_USER && cur->type != RXE2_MR_SHARED) ||
-	    !cur->pages)
-		return 0;
-	for (i = 0; i < cur->npages; i++) {
-		if (!cur->pages[i])
-			continue;
-		node_set(page_to_nid(cur->pages[i]), *nodes);
-		n++;
-		if (!(i & 4095))
-			cond_resched();
-	}
-	return n;
-}
-
-/* `rdma resource show mr -dd`: what kind of ODP, if any */
-int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
-{
-	static const char *const kind[] = {
-		[RXE2_ODP_NONE] = "none",
-		[RXE2_ODP_EXPLICIT] = "explicit",
-		[RXE2_ODP_IMPLICIT] = "implicit",
-	};
-	u8 odp = to_rmr(ibmr)->odp;
-
-	return rxe2_res_put(msg, NULL, 0,
-			    odp < ARRAY_SIZE(kind) ? kind[odp] : "?");
-}
-
-/*
  * rxe2_mr_access() - the one way the data path reaches the memory of an
  * MR: fn sees [iova, iova + len) piece by piece (never across a page),
  * mapped in the kernel.  A kernel MR's memory is mapped already; a
@@ -1284,4 +1214,74 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
 	if (!len)
 		return 0;
 	return rxe2_mr_access(mr, iova, len, to_mr, rxe2_copy_page, &c);
+}
+
+/*
+ * For rxe2dv_query_mr: the size and number of the MR's translation
+ * entries.  The caller holds the MR's uobject: no rereg runs under it.
+ */
+void rxe2_mr_query_pages(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
+
+	resp->comp_mask |= RXE2_QUERY_MR_RESP_PAGES;
+	if (cur->odp == RXE2_ODP_EXPLICIT) {
+		struct ib_umem_odp *odp = to_ib_umem_odp(cur->umem);
+
+		resp->page_size = 1U << odp->page_shift;
+		resp->num_pages = ib_umem_odp_num_pages(odp);
+	} else if (!cur->odp && cur->pages) {
+		resp->page_size = 1U << cur->page_shift;
+		resp->num_pages = cur->npages;
+	} else {
+		resp->page_size = PAGE_SIZE;
+	}
+}
+
+/*
+ * For rxe2dv_query_mr (rxe2_ic.c): the nodes of the pages a user MR has
+ * resident now and its access.  Returns the number of resident pages;
+ * 0 for an MR without pages (nothing pinned, not a umem MR, a PA MR: its
+ * memory is anywhere).  A shared MR reports its shm's pages, which it
+ * always has.  The caller holds the MR's uobject, so no rereg or dereg
+ * runs under it.
+ */
+unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
+				     int *access)
+{
+	struct rxe2_mr *mr = to_rmr(ibmr);
+	struct rxe2_mr *cur = mr->cur ? mr->cur : mr;
+	unsigned long i, n = 0;
+
+	nodes_clear(*nodes);
+	*access = cur->access;
+	if (cur->odp)
+		return rxe2_odp_resident_nodes(cur, nodes);
+	if ((cur->type != RXE2_MR_USER && cur->type != RXE2_MR_SHARED) ||
+	    !cur->pages)
+		return 0;
+	for (i = 0; i < cur->npages; i++) {
+		if (!cur->pages[i])
+			continue;
+		node_set(page_to_nid(cur->pages[i]), *nodes);
+		n++;
+		if (!(i & 4095))
+			cond_resched();
+	}
+	return n;
+}
+
+/* `rdma resource show mr -dd`: what kind of ODP, if any */
+int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	static const char *const kind[] = {
+		[RXE2_ODP_NONE] = "none",
+		[RXE2_ODP_EXPLICIT] = "explicit",
+		[RXE2_ODP_IMPLICIT] = "implicit",
+	};
+	u8 odp = to_rmr(ibmr)->odp;
+
+	return rxe2_res_put(msg, NULL, 0,
+			    odp < ARRAY_SIZE(kind) ? kind[odp] : "?");
 }

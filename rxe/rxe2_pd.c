@@ -104,7 +104,6 @@ int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
 	return 0;
 }
 
-
 int rxe2_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata)
 {

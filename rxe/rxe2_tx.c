@@ -13,6 +13,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <linux/vmalloc.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -314,7 +315,11 @@ static struct sk_buff *rxe2_tx_call_skb(struct net_device *ndev,
  * they were sent, timestamped when shown (a jiffy or so late).  A sender
  * that finds the ring full shows what it holds itself: the taps slow the
  * traffic down rather than lose any of it.  The ring is allocated at the
- * first copy and freed with the device.
+ * first copy and freed with the device.  It is vmalloc()ed: a write past
+ * its end hits the guard page and faults at once.  (A kmalloc()ed ring
+ * sat against whatever was allocated next: a pad record's kind byte once
+ * went one past the end and zeroed the first byte of someone else's
+ * page, a block nvmet was writing among them.)
  */
 #define RXE2_TAP_BYTES		(256 * 1024)	/* a power of two */
 #define RXE2_TAP_KICK		(RXE2_TAP_BYTES / 4)
@@ -325,13 +330,18 @@ enum rxe2_tap_kind {
 	RXE2_TAP_CALL,		/* data: what a call hands over */
 };
 
-/* a copy in the ring: this header, then len bytes of data */
+/*
+ * A copy in the ring: this header, then len bytes of data.  Records are
+ * multiples of 8 bytes, so as few as 8 may be left before the ring's end
+ * when one does not fit: the pad record written there has size and kind
+ * alone, which must lie in its first 8 bytes (rxe2_tap_get()).
+ */
 struct rxe2_tap_rec {
 	u32 size;		/* bytes to the next record */
+	u8 kind;		/* enum rxe2_tap_kind */
+	u8 dmac[ETH_ALEN] __aligned(2);	/* the receiving netdev: ether_addr_copy() */
 	u16 len;
 	u16 sport;		/* a call's UDP source port */
-	u8 kind;
-	u8 dmac[ETH_ALEN];	/* the receiving device's netdev */
 	struct rxe2_av av;	/* a call's; of a packet only av.ipv6 */
 	u8 data[] __aligned(8);
 };
@@ -431,7 +441,7 @@ static bool rxe2_tap_ring(struct rxe2_tap *tap)
 
 	if (likely(READ_ONCE(tap->ring)))
 		return true;
-	ring = kvmalloc(RXE2_TAP_BYTES, GFP_KERNEL);
+	ring = vmalloc(RXE2_TAP_BYTES);
 	if (!ring)
 		return false;
 	spin_lock(&tap->lock);
@@ -440,7 +450,7 @@ static bool rxe2_tap_ring(struct rxe2_tap *tap)
 		ring = NULL;
 	}
 	spin_unlock(&tap->lock);
-	kvfree(ring);
+	vfree(ring);
 	return true;
 }
 
@@ -456,6 +466,8 @@ static struct rxe2_tap_rec *rxe2_tap_get(struct rxe2_dev *rdev, u32 len)
 	u32 size = ALIGN(sizeof(struct rxe2_tap_rec) + len, 8);
 	struct rxe2_tap_rec *rec;
 
+	/* a pad record in the ring's last 8 bytes stays inside it */
+	BUILD_BUG_ON(offsetofend(struct rxe2_tap_rec, kind) > 8);
 	spin_lock(&tap->lock);
 	for (;;) {
 		u32 off = tap->head % RXE2_TAP_BYTES;
@@ -578,7 +590,7 @@ void rxe2_tap_init(struct rxe2_dev *rdev)
 void rxe2_tap_fini(struct rxe2_dev *rdev)
 {
 	cancel_delayed_work_sync(&rdev->tap.work);
-	kvfree(rdev->tap.ring);
+	vfree(rdev->tap.ring);
 }
 
 /*

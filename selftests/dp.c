@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Data-path selftest helpers, see dp.h. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -553,6 +558,30 @@ const char *dp_netdev(const struct dp_dev *d)
 	return name[0] ? name : NULL;
 }
 
+int dp_packet_socket(const struct dp_dev *d, int rcvbuf)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		/* the taps dev_queue_xmit_nit() shows are ETH_P_ALL's */
+		.sll_protocol = htons(ETH_P_ALL),
+	};
+	const char *netdev = dp_netdev(d);
+	int fd;
+
+	sll.sll_ifindex = netdev ? if_nametoindex(netdev) : 0;
+	if (!sll.sll_ifindex)
+		return -1;
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int dp_set_mtu(struct dp_dev *d, const char *netdev, int mtu,
 	       enum ibv_mtu want)
 {
@@ -626,6 +655,18 @@ int dp_rc_pair(struct dp_dev *d, struct dp_qp *a, struct dp_qp *b)
 	r = dp_pair(d, d, IBV_QPT_RC, &dp_small_cap, &c, a, b);
 	if (r)
 		tap_diag("dp_pair: %s", strerror(r));
+	return r;
+}
+
+int dp_ud_qp(struct dp_dev *d, const struct ibv_qp_cap *cap,
+	     const struct dp_conn *c, struct dp_qp *q)
+{
+	int r = qp_make(d, IBV_QPT_UD, cap, q);
+
+	if (!r)
+		r = dp_connect(q->qp, d, NULL, 0, c);
+	if (r)
+		dp_qp_free(q);
 	return r;
 }
 

@@ -179,6 +179,11 @@ bool dp_res_detail(const char *dev, const char *res, const char *filter,
 
 /* Netdev carrying the device's port (first GID's ndev), or NULL. */
 const char *dp_netdev(const struct dp_dev *d);
+/*
+ * A packet socket on d's netdev for every protocol: what a tap (tcpdump)
+ * sees there, with a receive buffer of rcvbuf bytes.  -1 on error.
+ */
+int dp_packet_socket(const struct dp_dev *d, int rcvbuf);
 
 /*
  * Sets the netdev MTU and waits (bounded) until the port's active MTU is
@@ -204,6 +209,9 @@ int dp_pair(struct dp_dev *da, struct dp_dev *db, enum ibv_qp_type type,
 	    struct dp_qp *a, struct dp_qp *b);
 /* dp_pair() of two RC QPs on one device, default connection, small caps */
 int dp_rc_pair(struct dp_dev *d, struct dp_qp *a, struct dp_qp *b);
+/* A UD QP (CQs of 256 entries) in RTS with c's Q_Key: 0 or an errno */
+int dp_ud_qp(struct dp_dev *d, const struct ibv_qp_cap *cap,
+	     const struct dp_conn *c, struct dp_qp *q);
 void dp_qp_free(struct dp_qp *q);
 
 /* One signaled (flags added) WR with one SGE (len 0: still one SGE). */

@@ -29,8 +29,6 @@
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
-#include <linux/if_packet.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,30 +341,6 @@ static void write_uc(void)
 	unpair(&a, &b);
 }
 
-/* a packet socket on the device's netdev: a tap; -1 on error */
-static int tap_open(void)
-{
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		/* the taps dev_queue_xmit_nit() shows are ETH_P_ALL's */
-		.sll_protocol = htons(ETH_P_ALL),
-	};
-	struct timeval tv = { .tv_sec = 2 };
-	int fd, sz = 4 << 20;
-
-	sll.sll_ifindex = if_nametoindex(dp_netdev(&dev));
-	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * The WRITE packets to QP qpn the tap shows: their payloads put together
  * in PSN order (from psn0) into out; how many there were.
@@ -416,12 +390,15 @@ static void write_tapped(void)
 	const char *what = "4 KiB WRITE under a packet socket";
 	struct dp_wc_want w = dp_want(81, IBV_WC_RDMA_WRITE);
 	struct dp_conn c;
+	struct timeval tv = { .tv_sec = 2 };
 	struct dp_qp a, b;
 	uint8_t *seen;
 	long c0;
 	int fd;
 
-	fd = tap_open();
+	fd = dp_packet_socket(&dev, 4 << 20);
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (!tap_ok(fd >= 0, "%s: AF_PACKET socket on %s", what,
 		    dp_netdev(&dev)))
 		return;

@@ -22,12 +22,10 @@
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,27 +47,6 @@ static uint8_t *sbuf;
 static struct ibv_mr *smr;
 static uint8_t len_of[SENDS];
 static uint8_t seen[SENDS];
-
-/* what a packet socket on the device's netdev shows counts as a tap */
-static int tap_open(void)
-{
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ALL),
-	};
-	int fd, sz = 8 << 20;
-
-	sll.sll_ifindex = if_nametoindex(dp_netdev(&dev));
-	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 static uint8_t payload_byte(uint32_t seq, uint32_t i)
 {
@@ -200,23 +177,6 @@ static bool send_batch(uint32_t seq, unsigned int *rnd)
 	return true;
 }
 
-static void create(struct dp_qp *q, const struct dp_conn *c)
-{
-	struct ibv_qp_cap cap = { .max_send_wr = BATCH, .max_recv_wr = 1,
-				  .max_send_sge = 1, .max_recv_sge = 1 };
-
-	q->d = &dev;
-	q->scq = ibv_create_cq(dev.ctx, BATCH, NULL, NULL, 0);
-	q->rcq = ibv_create_cq(dev.ctx, 1, NULL, NULL, 0);
-	q->qp = q->scq && q->rcq ?
-		dp_create_qp(&dev, IBV_QPT_UD, q->scq, q->rcq, NULL, &cap) :
-		NULL;
-	if (!q->qp)
-		tap_bail("create UD QP: %s", strerror(errno));
-	if (dp_connect(q->qp, &dev, NULL, 0, c))
-		tap_bail("UD QP to RTS: %s", strerror(errno));
-}
-
 static void ring_wraps(int fd)
 {
 	struct tpacket_stats st = { 0 };
@@ -230,6 +190,7 @@ static void ring_wraps(int fd)
 	tap_diag("seed %u (sizes %u to %u bytes)", seed, MIN_LEN, MAX_LEN);
 	/* the kernel log is make check's too: count, never clear it */
 	bad_log0 = dp_sh("exit $(dmesg | grep -cE '%s')", KERNEL_BAD);
+	/* reading the socket's statistics resets them: from here on */
 	getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
 	for (seq = 0; seq < SENDS && sent; seq += BATCH) {
 		sent = send_batch(seq, &rnd);
@@ -244,8 +205,9 @@ static void ring_wraps(int fd)
 		 st.tp_drops, t.foreign);
 	tap_ret(t.bad, 0, "every packet the socket showed is one sent, "
 		"once, its payload exact and of its size");
-	tap_ret(t.good + st.tp_drops, SENDS,
-		"the socket showed every packet but its own drops");
+	/* its drops may include a packet of someone else's */
+	tap_ok(t.good + st.tp_drops >= SENDS,
+	       "the socket showed every packet but its own drops");
 	tap_ok(t.good >= SENDS / 2, "it showed most of them (%ld)", t.good);
 	bad_log1 = dp_sh("exit $(dmesg | grep -cE '%s')", KERNEL_BAD);
 	tap_ret(bad_log1, bad_log0, "no BUG or Oops in the kernel log");
@@ -253,8 +215,11 @@ static void ring_wraps(int fd)
 
 int main(void)
 {
+	/* no receives: the receiver drops them, the tap has seen them */
+	struct ibv_qp_cap cap = { .max_send_wr = BATCH, .max_recv_wr = 1,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
 	struct dp_conn c;
-	int fd;
+	int fd, r;
 
 	dp_open(&dev, test_dev_name());
 	if (!dev.rxe2) {
@@ -266,10 +231,13 @@ int main(void)
 	smr = dp_reg(dev.pd, sbuf, (size_t)BATCH * MAX_LEN, 0);
 	dp_conn_default(&c);
 	c.qkey = QKEY;
-	create(&snd, &c);
-	create(&rcv, &c);
+	r = dp_ud_qp(&dev, &cap, &c, &snd);
+	if (!r)
+		r = dp_ud_qp(&dev, &cap, &c, &rcv);
+	if (r)
+		tap_bail("UD QP in RTS: %s", strerror(r));
 	ah = dp_loop_ah(&dev);
-	fd = tap_open();
+	fd = dp_packet_socket(&dev, 8 << 20);
 	if (tap_ok(fd >= 0, "AF_PACKET socket on %s", dp_netdev(&dev))) {
 		ring_wraps(fd);
 		close(fd);

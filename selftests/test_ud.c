@@ -254,17 +254,10 @@ static void create(struct dp_qp *q, const struct dp_conn *c)
 	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_recv_wr = 32,
 				  .max_send_sge = 1, .max_recv_sge = 1,
 				  .max_inline_data = 64 };
+	int r = dp_ud_qp(&dev, &cap, c, q);
 
-	q->d = &dev;
-	q->scq = ibv_create_cq(dev.ctx, 64, NULL, NULL, 0);
-	q->rcq = ibv_create_cq(dev.ctx, 64, NULL, NULL, 0);
-	q->qp = q->scq && q->rcq ?
-		dp_create_qp(&dev, IBV_QPT_UD, q->scq, q->rcq, NULL, &cap) :
-		NULL;
-	if (!q->qp)
-		tap_bail("create UD QP: %s", strerror(errno));
-	if (dp_connect(q->qp, &dev, NULL, 0, c))
-		tap_bail("UD QP to RTS: %s", strerror(errno));
+	if (r)
+		tap_bail("UD QP in RTS: %s", strerror(r));
 }
 
 int main(void)

@@ -801,7 +801,8 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 			for (i = 0; i < wr->num_sge; i++) {
 				u32 n = wr->sg_list[i].length;
 
-				if (len + n > qp->cap.max_inline_data) {
+				/* not len + n: two u32s can wrap past it */
+				if (n > qp->cap.max_inline_data - len) {
 					ret = -EINVAL;
 					break;
 				}

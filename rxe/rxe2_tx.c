@@ -563,7 +563,8 @@ static bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
 {
 	struct rxe2_tap_rec *rec;
 
-	if (!rxe2_tap_ring(&rdev->tap))
+	/* as in rxe2_tap_copy(): one that outgrew the ring would wait forever */
+	if (len + paylen > RXE2_TAP_BYTES / 8 || !rxe2_tap_ring(&rdev->tap))
 		return false;
 	rec = rxe2_tap_get(rdev, len + paylen);
 	rec->kind = RXE2_TAP_CALL;

@@ -434,11 +434,18 @@ static void rxe2_tap_work(struct work_struct *work)
 	mutex_unlock(&tap->show_lock);
 }
 
-/* the ring, made at the first copy; false without memory */
-static bool rxe2_tap_ring(struct rxe2_tap *tap)
+/*
+ * Whether a record of len bytes of data can go into the ring, made at the
+ * first copy: false without memory, or for one larger than an eighth of
+ * the ring (more than a packet at path MTU 4096, which cannot be), which
+ * could wait for room forever.
+ */
+static bool rxe2_tap_ring(struct rxe2_tap *tap, u32 len)
 {
 	u8 *ring;
 
+	if (len > RXE2_TAP_BYTES / 8)
+		return false;
 	if (likely(READ_ONCE(tap->ring)))
 		return true;
 	ring = vmalloc(RXE2_TAP_BYTES);
@@ -538,8 +545,7 @@ static void rxe2_tap_copy(struct rxe2_dev *rdev, struct rxe2_qp *to,
 {
 	struct rxe2_tap_rec *rec;
 
-	/* more than a packet at path MTU 4096 cannot be */
-	if (skb->len > RXE2_TAP_BYTES / 8 || !rxe2_tap_ring(&rdev->tap))
+	if (!rxe2_tap_ring(&rdev->tap, skb->len))
 		return;
 	rec = rxe2_tap_get(rdev, skb->len);
 	rec->kind = RXE2_TAP_PKT;
@@ -563,8 +569,7 @@ static bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
 {
 	struct rxe2_tap_rec *rec;
 
-	/* as in rxe2_tap_copy(): one that outgrew the ring would wait forever */
-	if (len + paylen > RXE2_TAP_BYTES / 8 || !rxe2_tap_ring(&rdev->tap))
+	if (!rxe2_tap_ring(&rdev->tap, len + paylen))
 		return false;
 	rec = rxe2_tap_get(rdev, len + paylen);
 	rec->kind = RXE2_TAP_CALL;

@@ -122,7 +122,8 @@ static void drain(int fd, int wait_ms, struct tally *t)
 	uint8_t f[2048];
 	ssize_t n;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (wait_ms)	/* not after every batch: it does not wait */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	while ((n = recv(fd, f, sizeof(f), wait_ms ? 0 : MSG_DONTWAIT)) > 0)
 		frame(f, n, t);
 }

@@ -295,35 +295,6 @@ out:
 }
 
 /* dup, corrupt, delay, reorder of one SEND */
-/*
- * SENDs id and id + 1 of len bytes each (abuf, then abuf + len) in one
- * post: the second leaves right behind the first.  Posted one by one, a
- * stalled vCPU between the two calls can keep a reorder rule's packet
- * held for its 10 ms, as long as the tail-loss probe's shortest wait, and
- * the probe then resends what the responder already has.
- */
-static void post_two_sends(struct dp_qp *a, uint64_t id, uint32_t len)
-{
-	struct ibv_send_wr wr[2], *bad = NULL;
-	struct ibv_sge sge[2];
-	int i;
-
-	memset(wr, 0, sizeof(wr));
-	for (i = 0; i < 2; i++) {
-		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)abuf + i * len,
-					   .length = len, .lkey = amr->lkey };
-		wr[i].wr_id = id + i;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
-		wr[i].opcode = IBV_WR_SEND;
-		wr[i].send_flags = IBV_SEND_SIGNALED;
-		wr[i].next = i ? NULL : &wr[1];
-	}
-	if (ibv_post_send(a->qp, wr, &bad))
-		tap_diag("post of SENDs %llu and %llu failed",
-			 (unsigned long long)id, (unsigned long long)id + 1);
-}
-
 static void wire(void)
 {
 	const char *what = "dup the SEND";
@@ -405,7 +376,10 @@ static void wire(void)
 		dp_fill(abuf + 64, 64, 15);
 		dp_post_recv1(b.qp, 4, bbuf, 64, bmr->lkey);
 		dp_post_recv1(b.qp, 5, bbuf + 64, 64, bmr->lkey);
-		post_two_sends(&a, 4, 64);
+		dp_post_send1(a.qp, 4, IBV_WR_SEND, abuf, 64, amr->lkey, 0, 0,
+			      0);
+		dp_post_send1(a.qp, 5, IBV_WR_SEND, abuf + 64, 64, amr->lkey,
+			      0, 0, 0);
 		delivered(&a, &b, 4, 64, 14, 0, what);
 		delivered(&a, &b, 5, 64, 15, 64, what);
 		tap_ret(ctr("out_of_order_held") - held0, 1,

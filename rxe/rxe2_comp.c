@@ -194,7 +194,7 @@ out:
  * deadline, moved by every progress; dp.retry_live says something sent
  * is unacknowledged.  The timer, when it fires, goes back to sleep
  * until retry_at or lapses when nothing is live (rxe2_retry_timer()).
- * Per-message mod_timer()/del_timer() (two timer-base locks with IRQs
+ * Per-message mod_timer()/timer_delete() (two timer-base locks with IRQs
  * off) were a visible part of an 8-byte round trip under emulation.
  */
 static void rxe2_comp_retry_start(struct rxe2_qp *qp)
@@ -357,7 +357,7 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 		rxe2_req_rewind(qp, pkt->psn);
 		set_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 		rxe2_comp_retry_stop(qp);
-		del_timer(&dp->retry_timer);
+		timer_delete(&dp->retry_timer);
 		mod_timer(&dp->rnr_timer,
 			  jiffies + rxe2_rnr_jiffies(syn & RXE2_AETH_VAL_MASK));
 		return;
@@ -781,8 +781,8 @@ void rxe2_flush(struct rxe2_qp *qp)
 	int avail;
 
 	rxe2_comp_retry_stop(qp);
-	del_timer(&dp->retry_timer);
-	del_timer(&dp->rnr_timer);
+	timer_delete(&dp->retry_timer);
+	timer_delete(&dp->rnr_timer);
 	/*
 	 * The SQ: finished WQEs as they are, the rest flushed.  A full CQ
 	 * stops the flush (the next run resumes it once there is room).

@@ -18,6 +18,7 @@
  * an RCU grace period, so every count a QP made there has landed before
  * ib_core reads the counter one last time and releases it.
  */
+#include <rdma/ib_verbs.h>
 #include <rdma/rdma_counter.h>
 
 #include "rxe2_dp.h"
@@ -218,7 +219,7 @@ err_free:
  * no lock, so it is made again under the QP's.
  */
 static int rxe2_counter_bind_qp(struct rdma_counter *counter,
-				struct ib_qp *ibqp)
+				struct ib_qp *ibqp RXE2_COUNTER_PORT_PARAM)
 {
 	struct rxe2_dev *rdev = to_rdev(ibqp->device);
 	struct rxe2_qp *qp = to_rqp(ibqp);
@@ -251,7 +252,7 @@ out:
 }
 
 /* under the counter's mutex (ib_core), which keeps nqps */
-static int rxe2_counter_unbind_qp(struct ib_qp *ibqp)
+static int rxe2_counter_unbind_qp(struct ib_qp *ibqp RXE2_COUNTER_PORT_PARAM)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	struct rxe2_counter *c;

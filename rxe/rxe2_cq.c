@@ -52,8 +52,8 @@ static int rxe2_cq_init(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return ret;
 	cq->is_user = !!udata;
 	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
-	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	cq->moder_timer.function = rxe2_cq_moder_expired;
+	hrtimer_setup(&cq->moder_timer, rxe2_cq_moder_expired, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_SOFT);
 	/* producer - consumer may reach num_slots: every slot is usable */
 	ibcq->cqe = cq->ring.num_slots;
 
@@ -77,19 +77,11 @@ err_ring:
 	return ret;
 }
 
-#ifdef RXE2_HAVE_CREATE_CQ_ATTRS
 int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs)
+		   RXE2_CREATE_CQ_LAST)
 {
-	return rxe2_cq_init(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+	return rxe2_cq_init(ibcq, attr, rxe2_create_cq_udata());
 }
-#else
-int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
-{
-	return rxe2_cq_init(ibcq, attr, udata);
-}
-#endif
 
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
@@ -302,7 +294,8 @@ void rxe2_cq_notify(struct rxe2_cq *cq)
  * (rxe2_ring.c): a poller racing with the resize reads stale CQEs, never
  * freed memory; the provider excludes that with its CQ lock.
  */
-int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int rxe2_resize_cq(struct ib_cq *ibcq, rxe2_resize_cqe_t cqe,
+		   struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibcq->device);
 	struct rxe2_cq *cq = to_rcq(ibcq);

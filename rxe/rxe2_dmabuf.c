@@ -24,7 +24,7 @@
 
 #include "rxe2_verbs.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+RXE2_IMPORT_NS_DMA_BUF;
 
 static int rxe2_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
@@ -44,22 +44,18 @@ static void rxe2_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 #endif
 }
 
-#ifdef RXE2_HAVE_DMABUF_ATTRS
 struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd,
-				      int access,
-				      struct uverbs_attr_bundle *attrs)
-#else
-struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
-				      u64 length, u64 iova, int fd,
-				      int access, struct ib_udata *udata)
-#endif
+				      int access, RXE2_DMAH_PARAM
+				      RXE2_DMABUF_LAST)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct dma_buf *dmabuf;
 	struct rxe2_mr *mr;
 	int ret;
 
+	if (rxe2_dmah_given())
+		return ERR_PTR(-EOPNOTSUPP);
 	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);

@@ -353,7 +353,8 @@ static int rxe2_mr_access_ex(const struct rxe2_reg_mr_cmd *cmd, int *access)
  * would pin nothing for it.
  */
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 iova, int access, struct ib_udata *udata)
+			       u64 iova, int access, RXE2_DMAH_PARAM
+			       struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct rxe2_reg_mr_cmd cmd;
@@ -362,6 +363,9 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct rxe2_mr *mr;
 	int ret;
 
+	/* no DMA handle can exist: rxe2 has no alloc_dmah */
+	if (rxe2_dmah_given())
+		return ERR_PTR(-EOPNOTSUPP);
 	ret = rxe2_mr_read_cmd(udata, &cmd);
 	if (!ret)
 		ret = rxe2_mr_access_ex(&cmd, &access);
@@ -386,7 +390,7 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
-	umem = ib_umem_get(ibpd->device, start, length, access);
+	umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(umem)) {
 		rxe2_mr_free(rdev, mr);
 		return ERR_CAST(umem);
@@ -570,7 +574,7 @@ static int rxe2_rereg_umem(struct rxe2_mr *new, u64 start, u64 length,
 
 	if (access & IB_ACCESS_ON_DEMAND)
 		return rxe2_odp_reg(new, start, length, access);
-	new->umem = ib_umem_get(new->ibmr.device, start, length, access);
+	new->umem = ib_umem_get_va(new->ibmr.device, start, length, access);
 	if (IS_ERR(new->umem)) {
 		ret = PTR_ERR(new->umem);
 		new->umem = NULL;
@@ -1176,8 +1180,9 @@ int rxe2_mr_access(struct rxe2_mr *mr, u64 iova, u32 len, bool write,
 
 		if (pg >= mr->npages)
 			return -EFAULT;
-		va = kmap_local_page(nth_page(mr->pages[pg],
-					      boff >> PAGE_SHIFT));
+		/* a huge page's struct pages: not contiguous on every memory model */
+		va = kmap_local_page(pfn_to_page(page_to_pfn(mr->pages[pg]) +
+						 (boff >> PAGE_SHIFT)));
 		fn(va + poff, n, arg);
 		kunmap_local(va);
 		off += n;

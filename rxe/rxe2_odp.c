@@ -19,6 +19,7 @@
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 
+#include "rxe2_compat.h"
 #include "rxe2_verbs.h"
 #include "rxe2_trace.h"
 
@@ -64,6 +65,54 @@ static void rxe2_odp_add(struct rxe2_dev *rdev, enum rxe2_dp_counter c,
 	atomic64_add(n, &rdev->dp_cnt[c]);
 }
 
+/* the umem pages of @odp from @first to @last mapped with @perm at least */
+static unsigned long rxe2_odp_count(struct ib_umem_odp *odp,
+				    unsigned long first, unsigned long last,
+				    u64 perm)
+{
+	unsigned long n = 0;
+
+	for (; first <= last; first++)
+		if ((rxe2_odp_perm(odp, first) & perm) == perm)
+			n++;
+	return n;
+}
+
+static bool rxe2_odp_any_mapped(struct ib_umem_odp *odp)
+{
+	size_t n = ib_umem_odp_num_pages(odp);
+
+	return n && rxe2_odp_count(odp, 0, n - 1, RXE2_ODP_READ);
+}
+
+/*
+ * Unmap [start, end) of @odp (umem mutex held) and return how many umem
+ * pages were mapped there: counted here, not from the core's npages,
+ * which since 6.16 counts only DMA-mapped pages (rxe2_compat.h).
+ */
+static unsigned long rxe2_odp_unmap(struct ib_umem_odp *odp, u64 start,
+				    u64 end)
+{
+	unsigned long i, first, last, n = 0;
+	u64 perm;
+
+	start = max_t(u64, start, ib_umem_start(odp));
+	end = min_t(u64, end, ib_umem_end(odp));
+	if (start >= end)
+		return 0;
+	first = (start - ib_umem_start(odp)) >> odp->page_shift;
+	last = (end - 1 - ib_umem_start(odp)) >> odp->page_shift;
+	for (i = first; i <= last; i++) {
+		perm = rxe2_odp_perm(odp, i);
+		if (!perm)
+			continue;
+		rxe2_odp_unmapping(odp, i, perm);
+		n++;
+	}
+	ib_umem_odp_unmap_dma_pages(odp, start, end);
+	return n;
+}
+
 static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 				const struct mmu_notifier_range *range,
 				unsigned long cur_seq)
@@ -72,7 +121,7 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 					       notifier);
 	struct rxe2_dev *rdev = to_rdev(odp->umem.ibdev);
 	struct rxe2_odp_imr *imr;
-	int before;
+	unsigned long gone;
 
 	/* reclaim may not sleep: it retries when a copy holds the mutex */
 	if (mmu_notifier_range_blockable(range))
@@ -80,15 +129,11 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 	else if (!mutex_trylock(&odp->umem_mutex))
 		return false;
 	mmu_interval_set_seq(mni, cur_seq);
-	before = odp->npages;
-	ib_umem_odp_unmap_dma_pages(odp, max_t(u64, ib_umem_start(odp),
-					       range->start),
-				    min_t(u64, ib_umem_end(odp), range->end));
-	if (odp->npages != before) {
+	gone = rxe2_odp_unmap(odp, range->start, range->end);
+	if (gone) {
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_INVALIDATIONS);
 		rxe2_odp_add(rdev, RXE2_DPC_ODP_INVALIDATION_PAGES,
-			     (before - odp->npages) <<
-			     (odp->page_shift - PAGE_SHIFT));
+			     gone << (odp->page_shift - PAGE_SHIFT));
 	}
 	/*
 	 * A child of an implicit MR (private: its rxe2_odp_imr) that an
@@ -96,9 +141,9 @@ static bool rxe2_odp_invalidate(struct mmu_interval_notifier *mni,
 	 * nothing the process has any more: the reclaim work looks.
 	 */
 	imr = READ_ONCE(odp->private);
-	if (imr && !odp->npages &&
-	    (range->event == MMU_NOTIFY_UNMAP ||
-	     range->event == MMU_NOTIFY_RELEASE)) {
+	if (imr && (range->event == MMU_NOTIFY_UNMAP ||
+		    range->event == MMU_NOTIFY_RELEASE) &&
+	    !rxe2_odp_any_mapped(odp)) {
 		xa_set_mark(&imr->children,
 			    ib_umem_start(odp) >> RXE2_IMR_CHUNK_SHIFT,
 			    RXE2_IMR_UNMAPPED);
@@ -112,17 +157,6 @@ static const struct mmu_interval_notifier_ops rxe2_odp_ops = {
 	.invalidate = rxe2_odp_invalidate,
 };
 
-static int rxe2_odp_count(struct ib_umem_odp *odp, unsigned long first,
-			  unsigned long last, u64 perm)
-{
-	int n = 0;
-
-	for (; first <= last; first++)
-		if ((odp->dma_list[first] & perm) == perm)
-			n++;
-	return n;
-}
-
 /*
  * Map [va, va + len) (user addresses inside @odp) for reading, or for
  * writing too, and return with the umem mutex held; mapped pages stay
@@ -134,8 +168,8 @@ static int rxe2_odp_count(struct ib_umem_odp *odp, unsigned long first,
 static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 			     bool write, bool no_fault)
 {
-	u64 perm = ODP_READ_ALLOWED_BIT | (write ? ODP_WRITE_ALLOWED_BIT : 0);
-	/* dma_list has an entry per umem page: 2 MiB ones for hugetlbfs */
+	u64 perm = RXE2_ODP_READ | (write ? RXE2_ODP_WRITE : 0);
+	/* permissions are per umem page: 2 MiB ones for hugetlbfs */
 	unsigned int shift = odp->page_shift;
 	unsigned long first = (va - ib_umem_start(odp)) >> shift;
 	unsigned long last = (va + len - 1 - ib_umem_start(odp)) >> shift;
@@ -161,7 +195,7 @@ static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 		return -EFAULT;
 	/* NO_FAULT maps only what the process has present, as it is */
 	if (no_fault)
-		ret = rxe2_odp_count(odp, first, last, ODP_READ_ALLOWED_BIT) -
+		ret = rxe2_odp_count(odp, first, last, RXE2_ODP_READ) -
 		      had;
 	else
 		ret = last - first + 1 - had;
@@ -255,7 +289,7 @@ static int rxe2_odp_access_umem(struct ib_umem_odp *odp, u64 va, u32 len,
 		unsigned long idx = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
 		u32 poff = va & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-		void *kva = kmap_local_page(hmm_pfn_to_page(odp->pfn_list[idx]));
+		void *kva = kmap_local_page(hmm_pfn_to_page(rxe2_odp_pfns(odp)[idx]));
 
 		fn(kva + poff, n, arg);
 		kunmap_local(kva);
@@ -362,9 +396,9 @@ static unsigned long rxe2_odp_umem_nodes(struct ib_umem_odp *odp,
 
 	mutex_lock(&odp->umem_mutex);
 	for (i = 0; i < npages; i++) {
-		if (!odp->dma_list[i])
+		if (!rxe2_odp_perm(odp, i))
 			continue;
-		node_set(page_to_nid(hmm_pfn_to_page(odp->pfn_list[i << per])),
+		node_set(page_to_nid(hmm_pfn_to_page(rxe2_odp_pfns(odp)[i << per])),
 			 *nodes);
 		n++;
 		if (!(i & 4095))
@@ -417,7 +451,7 @@ static bool rxe2_odp_child_idle(struct mm_struct *mm, bool live,
 					  ib_umem_end(child)))
 		return false;
 	mutex_lock(&child->umem_mutex);
-	idle = !child->npages;
+	idle = !rxe2_odp_any_mapped(child);
 	mutex_unlock(&child->umem_mutex);
 	return idle;
 }

@@ -34,9 +34,8 @@ static enum hrtimer_restart rxe2_pace_timer(struct hrtimer *timer)
 
 void rxe2_pace_init(struct rxe2_qp *qp)
 {
-	hrtimer_init(&qp->dp.pace_timer, CLOCK_MONOTONIC,
-		     HRTIMER_MODE_ABS_SOFT);
-	qp->dp.pace_timer.function = rxe2_pace_timer;
+	hrtimer_setup(&qp->dp.pace_timer, rxe2_pace_timer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_SOFT);
 }
 
 /*

@@ -153,7 +153,7 @@ const struct ib_device_ops rxe2_verbs_ops = {
 
 	.create_cq = rxe2_create_cq,
 	.destroy_cq = rxe2_destroy_cq,
-	.resize_cq = rxe2_resize_cq,
+	.RXE2_OP_RESIZE_CQ = rxe2_resize_cq,
 	.req_notify_cq = rxe2_req_notify_cq,
 	.modify_cq = rxe2_modify_cq,
 	.poll_cq = rxe2_poll_cq,

@@ -347,7 +347,7 @@ void rxe2_qp_direct_end(struct rxe2_qp *from)
 
 static void rxe2_retry_timer(struct timer_list *t)
 {
-	struct rxe2_qp *qp = from_timer(qp, t, dp.retry_timer);
+	struct rxe2_qp *qp = timer_container_of(qp, t, dp.retry_timer);
 	unsigned long at;
 
 	smp_mb();	/* not pending, then read live: pairs with retry_start */
@@ -370,7 +370,7 @@ static void rxe2_retry_timer(struct timer_list *t)
 
 static void rxe2_rnr_timer(struct timer_list *t)
 {
-	struct rxe2_qp *qp = from_timer(qp, t, dp.rnr_timer);
+	struct rxe2_qp *qp = timer_container_of(qp, t, dp.rnr_timer);
 
 	set_bit(RXE2_QPF_RNR, &qp->dp.flags);
 	rxe2_qp_kick(qp);
@@ -423,8 +423,8 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	rxe2_qp_put(qp);
 	wait_for_completion(&qp->dp.users_done);
 	cancel_work_sync(&qp->dp.work);
-	del_timer_sync(&qp->dp.retry_timer);
-	del_timer_sync(&qp->dp.rnr_timer);
+	timer_delete_sync(&qp->dp.retry_timer);
+	timer_delete_sync(&qp->dp.rnr_timer);
 	hrtimer_cancel(&qp->dp.pace_timer);
 	cancel_work_sync(&qp->dp.work);
 	skb_queue_purge(&qp->dp.rx_queue);
@@ -451,8 +451,8 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 
 	dp->retry_live = false;
 	rxe2_cc_init(qp);
-	del_timer(&dp->retry_timer);
-	del_timer(&dp->rnr_timer);
+	timer_delete(&dp->retry_timer);
+	timer_delete(&dp->rnr_timer);
 	rxe2_pace_set(qp, 0);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
 	clear_bit(RXE2_QPF_RNR, &dp->flags);
@@ -495,8 +495,8 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	qp->state = IB_QPS_ERR;
 	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
 	WRITE_ONCE(qp->dp.retry_live, false);
-	del_timer(&qp->dp.retry_timer);
-	del_timer(&qp->dp.rnr_timer);
+	timer_delete(&qp->dp.retry_timer);
+	timer_delete(&qp->dp.rnr_timer);
 	/* the caller's loop ends; the flush runs on the next pass */
 	rxe2_qp_kick(qp);
 	if (qp->ibqp.event_handler)

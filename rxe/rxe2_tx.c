@@ -113,7 +113,7 @@ static int rxe2_tx_ip4(struct net *net, const struct rxe2_av *av,
 {
 	struct flowi4 fl = {
 		.flowi4_proto = IPPROTO_UDP,
-		.flowi4_tos = av->tclass & ~3,
+		RXE2_FLOWI4_DSCP(av->tclass),
 		.daddr = av->daddr.s6_addr32[3],
 		.saddr = av->saddr.s6_addr32[3],
 		.fl4_sport = htons(sport),

@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 
 #include "rxe2.h"
+#include "rxe2_compat.h"
 
 /* rxe2_table.c */
 void rxe2_table_init(struct rxe2_table *t, u32 min, u32 max, u32 limit);
@@ -345,7 +346,8 @@ void rxe2_mr_exit(void);
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len);
 struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 iova, int access, struct ib_udata *udata);
+			       u64 iova, int access, RXE2_DMAH_PARAM
+			       struct ib_udata *udata);
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 /* returns NULL: the MR is changed in place, keys kept */
 struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
@@ -405,17 +407,11 @@ int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
 struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
-/* dma-buf MRs (rxe2_dmabuf.c); since 6.10 the op takes the bundle */
-#ifdef RXE2_HAVE_DMABUF_ATTRS
+/* dma-buf MRs (rxe2_dmabuf.c) */
 struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd,
-				      int access,
-				      struct uverbs_attr_bundle *attrs);
-#else
-struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
-				      u64 length, u64 iova, int fd,
-				      int access, struct ib_udata *udata);
-#endif
+				      int access, RXE2_DMAH_PARAM
+				      RXE2_DMABUF_LAST);
 void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
@@ -521,20 +517,11 @@ static inline struct rxe2_cq *to_rcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct rxe2_cq, ibcq);
 }
-/*
- * Linux 6.10 passes the whole uverbs_attr_bundle to create_cq; Kbuild
- * defines RXE2_HAVE_CREATE_CQ_ATTRS when the kernel headers do.
- */
-#ifdef RXE2_HAVE_CREATE_CQ_ATTRS
-struct uverbs_attr_bundle;
 int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs);
-#else
-int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata);
-#endif
+		   RXE2_CREATE_CQ_LAST);
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int rxe2_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int rxe2_resize_cq(struct ib_cq *ibcq, rxe2_resize_cqe_t cqe,
+		   struct ib_udata *udata);
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 void rxe2_cq_set_caps(struct ib_device_attr *a);

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rxe2: the one place that knows kernel versions.  rxe2 is written against
+ * the newest kernel API; for an older kernel this header supplies the new
+ * name on top of the old one.  Which kernel has what is decided by
+ * rxe2_probe.sh (run by Kbuild), one RXE2_HAVE_<NAME> per feature, never
+ * by a version number: distributions backport.  Signatures of the
+ * ib_device_ops callbacks, which cannot be renamed, are spelt by the
+ * RXE2_*_ARGS macros next to the declarations that use them.
+ */
+#ifndef RXE2_COMPAT_H
+#define RXE2_COMPAT_H
+
+#include <linux/hmm.h>
+#include <linux/hrtimer.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/timer.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
+
+#ifndef RXE2_HAVE_TIMER_DELETE
+#define timer_delete(t)		del_timer(t)
+#define timer_delete_sync(t)	del_timer_sync(t)
+#endif
+
+#ifndef RXE2_HAVE_TIMER_CONTAINER_OF
+#define timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
+#ifndef RXE2_HAVE_HRTIMER_SETUP
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*fn)(struct hrtimer *),
+				 clockid_t clock, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+}
+#endif
+
+/* MODULE_IMPORT_NS() wants a string literal from 6.13 on, a bare word before */
+#ifdef RXE2_HAVE_IMPORT_NS_STRING
+#define RXE2_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define RXE2_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
+#ifndef RXE2_HAVE_UMEM_GET_VA
+#define ib_umem_get_va(dev, addr, size, access) \
+	ib_umem_get(dev, addr, size, access)
+#endif
+
+/*
+ * ib_device_ops callbacks whose parameters changed.  Each macro is a
+ * parameter-list fragment (with its comma) or an op's name, used where
+ * the callback is declared and defined; the bodies do not differ.
+ */
+/* 6.17: MR registration takes a DMA handle (rxe2 offers none to allocate) */
+#ifdef RXE2_HAVE_MR_DMAH
+#define RXE2_DMAH_PARAM		struct ib_dmah *dmah,
+#define rxe2_dmah_given()	(dmah != NULL)
+#else
+#define RXE2_DMAH_PARAM
+#define rxe2_dmah_given()	false
+#endif
+
+/* 6.10: create_cq and reg_user_mr_dmabuf take the uverbs attribute bundle */
+#ifdef RXE2_HAVE_CREATE_CQ_ATTRS
+#define RXE2_CREATE_CQ_LAST	struct uverbs_attr_bundle *attrs
+#define rxe2_create_cq_udata()	(attrs ? &attrs->driver_udata : NULL)
+#else
+#define RXE2_CREATE_CQ_LAST	struct ib_udata *udata
+#define rxe2_create_cq_udata()	udata
+#endif
+#ifdef RXE2_HAVE_DMABUF_ATTRS
+#define RXE2_DMABUF_LAST	struct uverbs_attr_bundle *attrs
+#else
+#define RXE2_DMABUF_LAST	struct ib_udata *udata
+#endif
+
+/* 7.1: resize_cq became resize_user_cq, the count unsigned */
+#ifdef RXE2_HAVE_RESIZE_USER_CQ
+#define RXE2_OP_RESIZE_CQ	resize_user_cq
+typedef unsigned int rxe2_resize_cqe_t;
+#else
+#define RXE2_OP_RESIZE_CQ	resize_cq
+typedef int rxe2_resize_cqe_t;
+#endif
+
+/* 6.15: counter_bind_qp and counter_unbind_qp take the port */
+#ifdef RXE2_HAVE_COUNTER_PORT
+#define RXE2_COUNTER_PORT_PARAM	, u32 port
+#else
+#define RXE2_COUNTER_PORT_PARAM
+#endif
+
+/* the routing key's DSCP: a dscp_t from 6.18 on, the whole TOS byte before */
+#ifdef RXE2_HAVE_FLOWI4_DSCP
+#define RXE2_FLOWI4_DSCP(tclass)	.flowi4_dscp = inet_dsfield_to_dscp(tclass)
+#else
+#define RXE2_FLOWI4_DSCP(tclass)	.flowi4_tos = (tclass) & ~3
+#endif
+
+/*
+ * ODP: which pages of an ib_umem_odp the device has mapped, and with
+ * which permission.  Before 6.16 the core kept a dma_list per umem page
+ * (ODP_*_ALLOWED_BIT in its low bits) and counted mapped pages in npages;
+ * since, the permissions are HMM_PFN_* flags in map.pfn_list (one entry per
+ * PAGE_SIZE page) and the core counts only pages with a real DMA mapping,
+ * which a software device never has.  So rxe2 keeps no count of its own
+ * but asks these per page, under the umem mutex, on every kernel.
+ */
+#ifdef RXE2_HAVE_HMM_DMA_MAP
+#define RXE2_ODP_READ	HMM_PFN_VALID
+#define RXE2_ODP_WRITE	HMM_PFN_WRITE
+
+static inline unsigned long *rxe2_odp_pfns(struct ib_umem_odp *odp)
+{
+	return odp->map.pfn_list;
+}
+
+/* the permission bits of umem page @i (of 1 << page_shift bytes) */
+static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
+{
+	return odp->map.pfn_list[i << (odp->page_shift - PAGE_SHIFT)] &
+	       (HMM_PFN_VALID | HMM_PFN_WRITE);
+}
+
+/*
+ * Umem page @i, mapped with @perm, is about to be unmapped.  The core
+ * dirties a written page and clears the flags only of pages it had
+ * DMA-mapped, and for a umem of huge pages clears the wrong entry: do
+ * both here, for every PAGE_SIZE entry of the page.
+ */
+static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
+				      unsigned long i, u64 perm)
+{
+	unsigned long per = 1UL << (odp->page_shift - PAGE_SHIFT);
+	unsigned long *pfn = &odp->map.pfn_list[i * per];
+	unsigned long k;
+
+	if (perm & HMM_PFN_WRITE)
+		set_page_dirty(compound_head(hmm_pfn_to_page(*pfn)));
+	for (k = 0; k < per; k++)
+		pfn[k] &= ~HMM_PFN_FLAGS;
+}
+#else
+#define RXE2_ODP_READ	ODP_READ_ALLOWED_BIT
+#define RXE2_ODP_WRITE	ODP_WRITE_ALLOWED_BIT
+
+static inline unsigned long *rxe2_odp_pfns(struct ib_umem_odp *odp)
+{
+	return odp->pfn_list;
+}
+
+static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
+{
+	return odp->dma_list[i] & (ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT);
+}
+
+/* the core dirties and forgets the pages it unmaps */
+static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
+				      unsigned long i, u64 perm)
+{
+}
+#endif
+
+#endif /* RXE2_COMPAT_H */

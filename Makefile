@@ -1,19 +1,22 @@
 # rxe2 top-level Makefile: drives the module, the provider, the tests,
 # the VM runner and installation.  `make help` lists the targets.
 
-KVER ?= $(shell tools/kver)
+override KVER := $(shell KVER='$(KVER)' tools/kver)
 KDIR ?= /lib/modules/$(KVER)/build
+# kbuild runs where KVER's headers can be used: here for Debian 12's own
+# kernels, in the build root of the kernel's suite otherwise (tools/kroot)
+KRUN := $(CURDIR)/tools/kroot run $(KVER)
 PREFIX ?= /usr
 VM_TIMEOUT ?= 1500
 
-export KVER
+export KVER KRUN
 
 .PHONY: all module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
 
 provider:
 	$(MAKE) -C provider
@@ -103,7 +106,7 @@ bench-ab: all ab-base
 ab-base:
 	rm -rf .build/ab && mkdir -p .build/ab
 	git archive $(AB_BASE) rxe uapi | tar -x -C .build/ab
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/.build/ab/rxe modules
 
 # Goodput over a veth with netem loss, duplication, reordering and
 # corruption between two namespaces: AB_BASE's module against the build
@@ -134,7 +137,7 @@ siw-module:
 			linux-source-$(SIW_LINE)/drivers/infiniband/sw/siw/ && \
 		echo "$(SIW_SRC)" >.build/siw/.source; \
 	fi
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/.build/siw CONFIG_RDMA_SIW=m modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/.build/siw CONFIG_RDMA_SIW=m modules
 
 # The wire fuzzer's long run, in a boot of its own: 10^6 frames at the
 # live QPs of rxe2 traffic, then a verified transfer, rping -V and rmmod.
@@ -218,7 +221,7 @@ deps:
 install: install-module install-user
 
 install-module: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KVER)
 
@@ -243,11 +246,11 @@ deb:
 # Kernel style and sparse over the module; the public header alone.
 lint:
 	tools/checkpatch
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 C=2 modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 C=2 modules
 	$(MAKE) -C provider lint
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
 	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench tools/rxe2fuzz \

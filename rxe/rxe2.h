@@ -225,8 +225,6 @@ struct rxe2_dev {
 	 * under RTNL; readers use READ_ONCE().
 	 */
 	enum ib_mtu active_mtu;
-	u16 active_speed;		/* enum ib_port_speed */
-	u8 active_width;		/* enum ib_port_width */
 	bool port_active;		/* last state reported by an event */
 
 	/* object tables: rxe2_verbs.h owns their use */

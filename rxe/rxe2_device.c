@@ -191,27 +191,40 @@ static const struct {
 /* lo and dummy have no link speed: call them 10 Gb/s, like veth */
 #define RXE2_DEFAULT_MBPS	10000
 
+/* under RTNL: the MTU the netdev has now */
 static void rxe2_port_update(struct rxe2_dev *rdev)
 {
-	struct net_device *ndev = rdev->ndev;
-	struct ethtool_link_ksettings ks;
 	enum ib_mtu mtu;
-	u32 mbps = RXE2_DEFAULT_MBPS;
-	unsigned int i;
 
 	ASSERT_RTNL();
-
-	mtu = iboe_get_mtu(ndev->mtu);
+	mtu = iboe_get_mtu(rdev->ndev->mtu);
 	WRITE_ONCE(rdev->active_mtu, mtu ? mtu : IB_MTU_256);
+}
 
-	if (!__ethtool_get_link_ksettings(ndev, &ks) &&
-	    ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
+/*
+ * The link speed, asked of the netdev when the port is queried, as
+ * ib_get_eth_speed() does: never from the netdev notifier, whose caller
+ * holds the instance lock of an ops-locked netdev (dummy, mlx5, ...)
+ * that ethtool takes again since 7.2 (a deadlock of the whole RTNL).
+ * Takes RTNL: no caller of query_port holds it.
+ */
+static void rxe2_port_speed(struct rxe2_dev *rdev, struct ib_port_attr *attr)
+{
+	struct ethtool_link_ksettings ks;
+	u32 mbps = RXE2_DEFAULT_MBPS;
+	unsigned int i;
+	int err;
+
+	rtnl_lock();
+	err = __ethtool_get_link_ksettings(rdev->ndev, &ks);
+	rtnl_unlock();
+	if (!err && ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
 		mbps = ks.base.speed;
 	for (i = 0; i < ARRAY_SIZE(rxe2_speeds) - 1; i++)
 		if (mbps <= rxe2_speeds[i].mbps)
 			break;
-	WRITE_ONCE(rdev->active_speed, rxe2_speeds[i].speed);
-	WRITE_ONCE(rdev->active_width, rxe2_speeds[i].width);
+	attr->active_speed = rxe2_speeds[i].speed;
+	attr->active_width = rxe2_speeds[i].width;
 }
 
 static bool rxe2_port_is_active(struct rxe2_dev *rdev)
@@ -292,8 +305,7 @@ static int rxe2_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = 1U << 31;
 	attr->pkey_tbl_len = 1;
 	attr->max_vl_num = 1;
-	attr->active_speed = READ_ONCE(rdev->active_speed);
-	attr->active_width = READ_ONCE(rdev->active_width);
+	rxe2_port_speed(rdev, attr);
 	return 0;
 }
 

@@ -583,6 +583,39 @@ static void run(struct t *t)
 	rewind_over_reg(t);
 }
 
+/*
+ * The device named dev_name_param, held (ib_device_get_by_name() is not
+ * exported on every kernel): an ib_client sees every registered device
+ * once, while ib_register_client() runs.
+ */
+static struct ib_device *found_dev;
+
+static int find_dev_add(struct ib_device *dev)
+{
+	if (!found_dev && !strcmp(dev_name(&dev->dev), dev_name_param) &&
+	    ib_device_try_get(dev))
+		found_dev = dev;
+	return 0;
+}
+
+static void find_dev_remove(struct ib_device *dev, void *client_data)
+{
+}
+
+static struct ib_client find_dev_client = {
+	.name = "rxe2_frmr_test",
+	.add = find_dev_add,
+	.remove = find_dev_remove,
+};
+
+static struct ib_device *get_dev_by_name(void)
+{
+	if (ib_register_client(&find_dev_client))
+		return NULL;
+	ib_unregister_client(&find_dev_client);
+	return found_dev;
+}
+
 static int __init rxe2_frmr_test_init(void)
 {
 	struct t *t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -590,7 +623,7 @@ static int __init rxe2_frmr_test_init(void)
 
 	if (!t)
 		return -ENOMEM;
-	t->dev = ib_device_get_by_name(dev_name_param, RDMA_DRIVER_UNKNOWN);
+	t->dev = get_dev_by_name();
 	if (!t->dev) {
 		tap(false, "device %s", dev_name_param);
 		goto out;

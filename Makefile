@@ -2,6 +2,8 @@
 # the VM runner and installation.  `make help` lists the targets.
 
 override KVER := $(shell KVER='$(KVER)' tools/kver)
+# sub-makes get the resolved name, not the line given on the command line
+MAKEOVERRIDES := $(filter-out KVER=%,$(MAKEOVERRIDES)) KVER=$(KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 # kbuild runs where KVER's headers can be used: here for Debian 12's own
 # kernels, in the build root of the kernel's suite otherwise (tools/kroot)
@@ -11,7 +13,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER KRUN
 
-.PHONY: all module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages rdma-core-intree check-rdma-core clean help lint
+.PHONY: all module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages check-two-kernels rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -58,6 +60,17 @@ check-packages: all deb
 	RXE2_EXTRA_TESTS=$(CURDIR)/selftests/packages/test_deb.sh \
 	RXE2_TESTS=test_deb.sh RXE2_TEST_TIMEOUT=3000 \
 	tools/vm --timeout 3600 -- $(CURDIR)/selftests/run
+
+# Two machines, two kernels: two guests at once (KVER_A, by default
+# Debian 12's own, and KVER_B), one vCPU each, joined by QEMU socket
+# netdevs (virtio-net) on 127.0.0.1; rxe2 <-> rxe2 and rxe2 <-> the
+# other kernel's rdma_rxe (selftests/two/test_two_kernels.sh).
+# tools/vm-pair builds rdma_rxe2 for each kernel under .build/pair/.
+KVER_A ?= $(KVER)
+KVER_B ?= 7.3
+check-two-kernels: provider tools/rxe2dump
+	tools/vm-pair --kver-a $(KVER_A) --kver-b $(KVER_B) -- \
+		$(CURDIR)/selftests/two/test_two_kernels.sh
 
 # librxe2 built inside newer rdma-core trees (docs/rdma-core.md): each
 # tag of RDMA_CORE_TAGS cloned from RDMA_CORE_GIT into
@@ -269,6 +282,7 @@ help:
 	@echo "make fuzz     the wire fuzzer: FUZZ_FRAMES (10^6) frames at live QPs in one VM boot"
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"
+	@echo "make check-two-kernels  two guests at once, KVER_A ($(KVER)) and KVER_B (7.3), rxe2 and rdma_rxe across a virtio link"
 	@echo "make check-rdma-core  librxe2 built in rdma-core RDMA_CORE_TAGS (v57.0 v59.0 v64.0) or RDMA_CORE_SRC, used in the guest"
 	@echo "make deb      Debian packages rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools into .build/deb"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"

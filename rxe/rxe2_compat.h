@@ -18,6 +18,8 @@
 #include <linux/timer.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_umem_odp.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_counter.h>
 
 #ifndef RXE2_HAVE_TIMER_DELETE
 #define timer_delete(t)		del_timer(t)
@@ -92,6 +94,28 @@ typedef int rxe2_resize_cqe_t;
 #define RXE2_COUNTER_PORT_PARAM	, u32 port
 #else
 #define RXE2_COUNTER_PORT_PARAM
+#endif
+
+/*
+ * 6.15: ib_core allocates a bound QP's rdma_counter by the driver's object
+ * size and calls counter_init on it; before, it was ib_core's own
+ * kzalloc().  rxe2 keeps its counters elsewhere (rxe2_counters.c), so the
+ * object is the bare struct and there is nothing to initialise.
+ */
+#ifdef RXE2_HAVE_RDMA_COUNTER_OBJ
+struct rxe2_rdma_counter {
+	struct rdma_counter ibcounter;
+};
+
+static inline void rxe2_counter_init(struct rdma_counter *counter)
+{
+}
+
+#define RXE2_COUNTER_OBJ_OPS \
+	.counter_init = rxe2_counter_init, \
+	INIT_RDMA_OBJ_SIZE(rdma_counter, rxe2_rdma_counter, ibcounter),
+#else
+#define RXE2_COUNTER_OBJ_OPS
 #endif
 
 /* the routing key's DSCP: a dscp_t from 6.18 on, the whole TOS byte before */

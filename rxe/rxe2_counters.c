@@ -319,4 +319,5 @@ const struct ib_device_ops rxe2_counter_ops = {
 	.counter_dealloc = rxe2_counter_dealloc,
 	.counter_alloc_stats = rxe2_counter_alloc_stats,
 	.counter_update_stats = rxe2_counter_update_stats,
+	RXE2_COUNTER_OBJ_OPS
 };

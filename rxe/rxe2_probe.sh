@@ -46,6 +46,11 @@ probe RESIZE_USER_CQ rdma/ib_verbs.h \
 probe COUNTER_PORT rdma/ib_verbs.h \
 	'\(\*counter_unbind_qp\)\(struct ib_qp \*[a-z]*, u32 [a-z_]*\)' \
 	'\(\*counter_unbind_qp\)\(struct ib_qp \*[a-z]*\)'
+# 6.15: rdma_counter is a driver object, and the core calls counter_init
+# unconditionally when it makes one
+probe RDMA_COUNTER_OBJ rdma/ib_verbs.h \
+	'void \(\*counter_init\)\(struct rdma_counter \*' \
+	'int \(\*counter_dealloc\)\(struct rdma_counter \*'
 # 7.2: ib_umem_get() became ib_umem_get_va()
 probe UMEM_GET_VA rdma/ib_umem.h \
 	'struct ib_umem \*ib_umem_get_va\(' \

@@ -301,7 +301,7 @@ static void wire(void)
 	struct ibv_wc wc[2];
 	struct dp_qp a, b;
 	struct dp_conn c;
-	long v0, v1, held0, dup0, probe0, probes, to0;
+	long v0, v1, held0, dup0, dups, probe0, probes, to0;
 	uint64_t t0;
 
 	dp_conn_default(&c);
@@ -371,6 +371,7 @@ static void wire(void)
 	v0 = ctr("out_of_seq_request");
 	held0 = ctr("out_of_order_held");
 	dup0 = ctr("duplicate_request");
+	probe0 = ctr("tail_probes");
 	if (set_rule("reorder qpn=%u count=1", a.qp->qp_num)) {
 		dp_fill(abuf, 64, 14);
 		dp_fill(abuf + 64, 64, 15);
@@ -386,8 +387,17 @@ static void wire(void)
 			"%s: the overtaking SEND kept", what);
 		tap_ret(ctr("out_of_seq_request") - v0, 0,
 			"%s: no sequence NAK", what);
-		tap_ret(ctr("duplicate_request") - dup0, 0,
-			"%s: nothing sent twice", what);
+		/*
+		 * Kept, not resent: only a tail-loss probe may send them
+		 * again, which fires when no ACK came for 10 ms and a tick
+		 * (a vCPU of a loaded TCG host stalls that long), and then
+		 * resends at most the two SENDs outstanding.
+		 */
+		dups = ctr("duplicate_request") - dup0;
+		probes = ctr("tail_probes") - probe0;
+		tap_ok(!dups || (probes > 0 && dups <= 2 * probes),
+		    "%s: nothing sent twice but by a tail-loss probe (duplicates +%ld, tail_probes +%ld)",
+		    what, dups, probes);
 		rule("clear");
 	}
 	unpair(&a, &b);

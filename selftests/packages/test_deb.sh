@@ -16,12 +16,20 @@
 #   rxe2dump and the man pages are there;
 # - dpkg -r takes the module away again (DKMS removes it).
 # Then the harness's module and links are put back.  TAP output.
+#
+# RXE2_DEB_LOWER (default /): the root the packages go into, under the
+# overlay.  For a kernel of another Debian suite it is that suite's build
+# root (tools/kroot dkms-root), which has that suite's compiler, the
+# kernel's headers and modules, and DKMS: there only rxe2-dkms goes in,
+# and the checks of the installed provider and tools are skipped, since
+# librxe2 is built for Debian 12's libibverbs (issue 36 is the rest).
 
 export LC_ALL=C
 PLAN=11
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 : "${RXE2_KO:=$repo/rxe/rdma_rxe2.ko}"
 kver=$(uname -r)
+lower=${RXE2_DEB_LOWER:-/}
 . "$repo/selftests/lib.sh"
 debs=$repo/.build/deb
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
@@ -88,7 +96,7 @@ setup_root() {
 	mount -t tmpfs -o size=1g tmpfs "$stage/rw" &&
 	mkdir -p "$stage/rw/upper" "$stage/rw/work" &&
 	mount -t overlay overlay \
-		-o "lowerdir=/,upperdir=$stage/rw/upper,workdir=$stage/rw/work" "$root" &&
+		-o "lowerdir=$lower,upperdir=$stage/rw/upper,workdir=$stage/rw/work" "$root" &&
 	mount -t proc proc "$root/proc" &&
 	mount --rbind /sys "$root/sys" &&
 	mount --make-rslave "$root/sys" &&
@@ -97,8 +105,22 @@ setup_root() {
 	mount -t tmpfs tmpfs "$root/run" &&
 	mount -t tmpfs tmpfs "$root/tmp" &&
 	hide_other_kernels &&
-	cp "$debs"/rxe2-dkms_*.deb "$debs"/librxe2-1_*.deb \
-		"$debs"/librxe2-dev_*.deb "$debs"/rxe2-tools_*.deb "$root/tmp/"
+	cp $(pkg_files) "$root/tmp/"
+}
+
+# another suite's root takes the module's package alone
+userland() { [ "$lower" = / ]; }
+pkg_files() {
+	if userland; then
+		echo "$debs"/rxe2-dkms_*.deb "$debs"/librxe2-1_*.deb \
+			"$debs"/librxe2-dev_*.deb "$debs"/rxe2-tools_*.deb
+	else
+		echo "$debs"/rxe2-dkms_*.deb
+	fi
+}
+skip_userland() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $lower: librxe2 is built for Debian 12's libibverbs"
 }
 check "a root over the guest's, writable on a tmpfs" setup_root
 
@@ -107,7 +129,7 @@ install_debs() {
 	inroot sh -c 'dpkg -i /tmp/*.deb' || return 1
 	inroot dkms status rxe2 | grep -q "rxe2/$version, $kver, .*: installed"
 }
-check "dpkg -i the four packages; DKMS built and installed rxe2/$version for $kver" \
+check "dpkg -i $(pkg_files | wc -w) package(s) into $lower; DKMS built and installed rxe2/$version for $kver" \
 	install_debs
 
 # DKMS compresses the module as the kernel's own are (.ko.xz on Debian)
@@ -142,6 +164,11 @@ check "rdma link add type rxe2 loads the DKMS-built module" sh -c "
 	[ \"\$(cat /sys/module/rdma_rxe2/srcversion)\" = \"\$(modinfo -F srcversion '$ko')\" ] &&
 	[ \"\$(cat /sys/module/rdma_rxe2/version)\" = '$version' ]"
 
+if ! userland; then
+	skip_userland "ibv_devinfo from the installed provider"
+	skip_userland "an rxe2dv program built with pkg-config librxe2"
+	skip_userland "rxe2dump, rxe2fuzz and their man pages"
+else
 check "ibv_devinfo from the installed provider shows rxe2_deb0" sh -c "
 	chroot '$root' env -u RDMAV_DRIVERS ibv_devinfo -d rxe2_deb0 |
 		grep -q 'transport:.*InfiniBand' &&
@@ -182,6 +209,7 @@ check "rxe2dump, rxe2fuzz and their man pages, rxe2dv(7)" inroot sh -c "
 	rxe2dump -h 2>&1 | grep -q rxe2dump && [ -x /usr/bin/rxe2fuzz ] &&
 	man -P cat rxe2dump 2>/dev/null | grep -q '^ *rxe2dump - ' &&
 	man -P cat rxe2dv 2>/dev/null | grep -q '^NAME'"
+fi
 
 check "dpkg -r rxe2-dkms: DKMS takes the module away" sh -c "
 	rdma link delete rxe2_deb0 && rmmod rdma_rxe2 &&

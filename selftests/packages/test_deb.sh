@@ -81,12 +81,16 @@ fi
 
 # dh_dkms's postinst builds for the running kernel and for the newest
 # one with a /boot/config-*; under TCG each build takes many minutes, so
-# the root shows the running kernel's config only (the overlay hides the
-# others; the real /boot is untouched).
+# the root shows the running kernel's config and headers only (the
+# overlay hides the others; the real /boot and /lib/modules are untouched).
 hide_other_kernels() {
 	local c
 	for c in "$root"/boot/config-*; do
 		[ "$c" = "$root/boot/config-$kver" ] || rm -f "$c" || return 1
+	done
+	# and DKMS (Debian 13's) builds for every kernel with headers
+	for c in "$root"/lib/modules/*/build; do
+		[ "$c" = "$root/lib/modules/$kver/build" ] || rm -f "$c" || return 1
 	done
 }
 

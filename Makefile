@@ -2,6 +2,9 @@
 # the VM runner and installation.  `make help` lists the targets.
 
 override KVER := $(shell KVER='$(KVER)' tools/kver)
+ifeq ($(KVER),)
+$(error cannot resolve the kernel (tools/kver said why))
+endif
 # sub-makes get the resolved name, not the line given on the command line
 MAKEOVERRIDES := $(filter-out KVER=%,$(MAKEOVERRIDES)) KVER=$(KVER)
 KDIR ?= /lib/modules/$(KVER)/build

@@ -27,10 +27,17 @@ int rxe2_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/* an IPv6 GID, not an IPv4-mapped one */
+static bool rxe2_gid_attr_ipv6(const struct ib_gid_attr *attr)
+{
+	return rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV6;
+}
+
 /*
  * RoCEv2 needs a GRH whose source GID ib_core has already resolved into a
  * gid attribute of our port; anything else cannot be sent.
  */
+
 int rxe2_check_ah_attr(struct rxe2_dev *rdev, const struct rdma_ah_attr *attr)
 {
 	const struct ib_global_route *grh;
@@ -46,8 +53,19 @@ int rxe2_check_ah_attr(struct rxe2_dev *rdev, const struct rdma_ah_attr *attr)
 		return -EINVAL;
 	if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
+	/*
+	 * Both GIDs of one family: a packet of the other family cannot be
+	 * built.  Checked here, not first when a UD send uses it, where it
+	 * failed the WQE and sent the QP to ERROR: ib_mad makes the AH of
+	 * its reply from a received packet's headers (ib_create_ah_from_wc),
+	 * so any peer could break QP1, and RDMA CM with it.
+	 */
+	if (rxe2_gid_attr_ipv6(grh->sgid_attr) ==
+	    ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
+		return -EINVAL;
 	return 0;
 }
+
 
 static int rxe2_ah_init(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			struct ib_udata *udata)
@@ -93,7 +111,7 @@ int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
 	memset(av, 0, sizeof(*av));
 	if (!sgid_attr)
 		return -EINVAL;
-	av->ipv6 = rdma_gid_attr_network_type(sgid_attr) == RDMA_NETWORK_IPV6;
+	av->ipv6 = rxe2_gid_attr_ipv6(sgid_attr);
 	memcpy(&av->saddr, sgid_attr->gid.raw, sizeof(av->saddr));
 	memcpy(&av->daddr, grh->dgid.raw, sizeof(av->daddr));
 	if (av->ipv6 == ipv6_addr_v4mapped(&av->daddr))

@@ -78,6 +78,24 @@ int main(void)
 	if (ah)
 		ibv_destroy_ah(ah);
 
+	/*
+	 * An IPv4 source GID and an IPv6 destination: no packet can carry
+	 * both.  A link-local destination passes ib_core's address
+	 * resolution (its MAC is in the GID), so the driver must say no;
+	 * an AH it took failed every UD send with it and sent the QP to
+	 * ERROR (QP1 too, by an AH ib_mad made from a received packet).
+	 */
+	a = ah_attr(&gid, idx);
+	memset(a.grh.dgid.raw, 0, sizeof(a.grh.dgid.raw));
+	a.grh.dgid.raw[0] = 0xfe;
+	a.grh.dgid.raw[1] = 0x80;
+	memcpy(a.grh.dgid.raw + 8, "\x02\x00\x5e\xff\xfe\x10\x20\x30", 8);
+	ah = ibv_create_ah(pd, &a);
+	tap_null_errno(ah, EINVAL,
+		       "ibv_create_ah IPv4 source GID, IPv6 link-local destination -> EINVAL");
+	if (ah)
+		ibv_destroy_ah(ah);
+
 	tap_ret_errno(ibv_dealloc_pd(pd), 0, "ibv_dealloc_pd");
 	ibv_close_device(ctx);
 	return tap_done();

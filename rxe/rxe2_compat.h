@@ -174,10 +174,15 @@ static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
 }
 
 /*
- * Umem page @i, mapped with @perm, is about to be unmapped.  The core
- * dirties a written page and clears the flags only of pages it had
- * DMA-mapped, and for a umem of huge pages clears the wrong entry: do
- * both here, for every PAGE_SIZE entry of the page.
+ * Umem page @i, mapped with @perm, is about to be unmapped.  For a umem
+ * of huge pages the core clears the flags of the wrong entry: clear every
+ * PAGE_SIZE entry of the page.  No set_page_dirty() here, unlike the
+ * core's before 6.16: the flags live in pfn_list, which hmm_range_fault()
+ * writes outside the umem mutex, so an entry can name a page already
+ * freed (a fault that lost a race with an unmap and then failed leaves it
+ * behind), and dirtying that page corrupted the allocator ("Bad page
+ * state", test_odp_migrate on 7.2).  A page the device writes was faulted
+ * for writing, which dirtied its PTE.
  */
 static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
 				      unsigned long i, u64 perm)
@@ -186,8 +191,6 @@ static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
 	unsigned long *pfn = &odp->map.pfn_list[i * per];
 	unsigned long k;
 
-	if (perm & HMM_PFN_WRITE)
-		set_page_dirty(compound_head(hmm_pfn_to_page(*pfn)));
 	for (k = 0; k < per; k++)
 		pfn[k] &= ~HMM_PFN_FLAGS;
 }
@@ -205,7 +208,7 @@ static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
 	return odp->dma_list[i] & (ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT);
 }
 
-/* the core dirties and forgets the pages it unmaps */
+/* the core forgets (and dirties) the pages it unmaps */
 static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
 				      unsigned long i, u64 perm)
 {

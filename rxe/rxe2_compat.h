@@ -6,7 +6,7 @@
  * rxe2_probe.sh (run by Kbuild), one RXE2_HAVE_<NAME> per feature, never
  * by a version number: distributions backport.  Signatures of the
  * ib_device_ops callbacks, which cannot be renamed, are spelt by the
- * RXE2_*_ARGS macros next to the declarations that use them.
+ * RXE2_*_PARAMS macros below.  rxe2_verbs.h includes this header.
  */
 #ifndef RXE2_COMPAT_H
 #define RXE2_COMPAT_H
@@ -174,7 +174,7 @@ static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
 }
 
 /*
- * Umem page @i, mapped with @perm, is about to be unmapped.  For a umem
+ * Umem page @i, mapped, is about to be unmapped.  For a umem
  * of huge pages the core clears the flags of the wrong entry: clear every
  * PAGE_SIZE entry of the page.  No set_page_dirty() here, unlike the
  * core's before 6.16: the flags live in pfn_list, which hmm_range_fault()
@@ -185,7 +185,7 @@ static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
  * for writing, which dirtied its PTE.
  */
 static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
-				      unsigned long i, u64 perm)
+				      unsigned long i)
 {
 	unsigned long per = 1UL << (odp->page_shift - PAGE_SHIFT);
 	unsigned long *pfn = &odp->map.pfn_list[i * per];
@@ -210,7 +210,7 @@ static inline u64 rxe2_odp_perm(struct ib_umem_odp *odp, unsigned long i)
 
 /* the core forgets (and dirties) the pages it unmaps */
 static inline void rxe2_odp_unmapping(struct ib_umem_odp *odp,
-				      unsigned long i, u64 perm)
+				      unsigned long i)
 {
 }
 #endif

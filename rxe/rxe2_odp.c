@@ -19,7 +19,6 @@
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 
-#include "rxe2_compat.h"
 #include "rxe2_verbs.h"
 #include "rxe2_trace.h"
 
@@ -94,7 +93,6 @@ static unsigned long rxe2_odp_unmap(struct ib_umem_odp *odp, u64 start,
 				    u64 end)
 {
 	unsigned long i, first, last, n = 0;
-	u64 perm;
 
 	start = max_t(u64, start, ib_umem_start(odp));
 	end = min_t(u64, end, ib_umem_end(odp));
@@ -103,10 +101,9 @@ static unsigned long rxe2_odp_unmap(struct ib_umem_odp *odp, u64 start,
 	first = (start - ib_umem_start(odp)) >> odp->page_shift;
 	last = (end - 1 - ib_umem_start(odp)) >> odp->page_shift;
 	for (i = first; i <= last; i++) {
-		perm = rxe2_odp_perm(odp, i);
-		if (!perm)
+		if (!rxe2_odp_perm(odp, i))
 			continue;
-		rxe2_odp_unmapping(odp, i, perm);
+		rxe2_odp_unmapping(odp, i);
 		n++;
 	}
 	ib_umem_odp_unmap_dma_pages(odp, start, end);

@@ -62,8 +62,7 @@ bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench 
 # On a kernel of another Debian suite the packages go into that suite's
 # build root (DKMS with that suite's compiler; tools/kroot dkms-root).
 check-packages: all deb
-	case "$$(tools/kroot suite $(KVER))" in bookworm|host) lower= ;; \
-	*) lower=$$(tools/kroot dkms-root $(KVER)) || exit 1 ;; esac; \
+	lower=$$(tools/kroot dkms-root $(KVER)) || exit 1; \
 	RXE2_DEB_LOWER=$$lower \
 	RXE2_EXTRA_TESTS=$(CURDIR)/selftests/packages/test_deb.sh \
 	RXE2_TESTS=test_deb.sh RXE2_TEST_TIMEOUT=3000 \

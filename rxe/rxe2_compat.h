@@ -4,9 +4,10 @@
  * the newest kernel API; for an older kernel this header supplies the new
  * name on top of the old one.  Which kernel has what is decided by
  * rxe2_probe.sh (run by Kbuild), one RXE2_HAVE_<NAME> per feature, never
- * by a version number: distributions backport.  Signatures of the
- * ib_device_ops callbacks, which cannot be renamed, are spelt by the
- * RXE2_*_PARAMS macros below.  rxe2_verbs.h includes this header.
+ * by a version number: distributions backport.  A parameter that an
+ * ib_device_ops callback gained or retyped, which cannot be renamed
+ * away, is one RXE2_*_PARAM macro below.  rxe2_verbs.h includes this
+ * header.
  */
 #ifndef RXE2_COMPAT_H
 #define RXE2_COMPAT_H
@@ -53,70 +54,50 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * ib_device_ops callbacks whose parameters changed: each one's whole
- * parameter list, with fixed names, used where the callback is declared
- * and defined; the bodies do not differ.
+ * ib_device_ops callbacks whose parameters changed: the prototypes are
+ * written out and only the parameter that was added or retyped is a
+ * macro.  The bodies do not differ.
  */
 /* 6.17: MR registration takes a DMA handle (rxe2 offers none to allocate) */
 #ifdef RXE2_HAVE_MR_DMAH
-#define RXE2_REG_USER_MR_PARAMS \
-	struct ib_pd *ibpd, u64 start, u64 length, u64 iova, int access, \
-	struct ib_dmah *dmah, struct ib_udata *udata
+#define RXE2_DMAH_PARAM		struct ib_dmah *dmah,
 #define rxe2_dmah_given()	(dmah != NULL)
 #else
-#define RXE2_REG_USER_MR_PARAMS \
-	struct ib_pd *ibpd, u64 start, u64 length, u64 iova, int access, \
-	struct ib_udata *udata
+#define RXE2_DMAH_PARAM
 #define rxe2_dmah_given()	false
 #endif
 
 /* 6.10: reg_user_mr_dmabuf and create_cq take the uverbs attribute bundle */
-#if defined(RXE2_HAVE_MR_DMAH)
-#define RXE2_REG_DMABUF_MR_PARAMS \
-	struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd, \
-	int access, struct ib_dmah *dmah, struct uverbs_attr_bundle *attrs
-#elif defined(RXE2_HAVE_DMABUF_ATTRS)
-#define RXE2_REG_DMABUF_MR_PARAMS \
-	struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd, \
-	int access, struct uverbs_attr_bundle *attrs
+#ifdef RXE2_HAVE_DMABUF_ATTRS
+#define RXE2_DMABUF_UDATA_PARAM	struct uverbs_attr_bundle *attrs
 #else
-#define RXE2_REG_DMABUF_MR_PARAMS \
-	struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd, \
-	int access, struct ib_udata *udata
+#define RXE2_DMABUF_UDATA_PARAM	struct ib_udata *udata
 #endif
 
 #ifdef RXE2_HAVE_CREATE_CQ_ATTRS
-#define RXE2_CREATE_CQ_PARAMS \
-	struct ib_cq *ibcq, const struct ib_cq_init_attr *attr, \
-	struct uverbs_attr_bundle *attrs
+#define RXE2_CREATE_CQ_UDATA_PARAM	struct uverbs_attr_bundle *attrs
 #define rxe2_create_cq_udata()	(attrs ? &attrs->driver_udata : NULL)
 #else
-#define RXE2_CREATE_CQ_PARAMS \
-	struct ib_cq *ibcq, const struct ib_cq_init_attr *attr, \
-	struct ib_udata *udata
+#define RXE2_CREATE_CQ_UDATA_PARAM	struct ib_udata *udata
 #define rxe2_create_cq_udata()	udata
 #endif
 
 /* 7.1: resize_cq became resize_user_cq, the count unsigned */
 #ifdef RXE2_HAVE_RESIZE_USER_CQ
 #define RXE2_OP_RESIZE_CQ	resize_user_cq
-#define RXE2_RESIZE_CQ_PARAMS \
-	struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata
+#define RXE2_CQE_COUNT		unsigned int
 #else
 #define RXE2_OP_RESIZE_CQ	resize_cq
-#define RXE2_RESIZE_CQ_PARAMS \
-	struct ib_cq *ibcq, int cqe, struct ib_udata *udata
+#define RXE2_CQE_COUNT		int
 #endif
 
 /* 6.15: counter_bind_qp and counter_unbind_qp take the port */
 #ifdef RXE2_HAVE_COUNTER_PORT
-#define RXE2_COUNTER_BIND_PARAMS \
-	struct rdma_counter *counter, struct ib_qp *ibqp, u32 port
-#define RXE2_COUNTER_UNBIND_PARAMS	struct ib_qp *ibqp, u32 port
+/* the comma is the macro's: the port is the last parameter */
+#define RXE2_COUNTER_PORT_PARAM	\
+	, u32 port
 #else
-#define RXE2_COUNTER_BIND_PARAMS \
-	struct rdma_counter *counter, struct ib_qp *ibqp
-#define RXE2_COUNTER_UNBIND_PARAMS	struct ib_qp *ibqp
+#define RXE2_COUNTER_PORT_PARAM
 #endif
 
 /*

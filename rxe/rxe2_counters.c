@@ -218,7 +218,8 @@ err_free:
  * gets its id here.  ib_core's check that the QP is not bound yet takes
  * no lock, so it is made again under the QP's.
  */
-static int rxe2_counter_bind_qp(RXE2_COUNTER_BIND_PARAMS)
+static int rxe2_counter_bind_qp(struct rdma_counter *counter,
+				struct ib_qp *ibqp RXE2_COUNTER_PORT_PARAM)
 {
 	struct rxe2_dev *rdev = to_rdev(ibqp->device);
 	struct rxe2_qp *qp = to_rqp(ibqp);
@@ -251,7 +252,7 @@ out:
 }
 
 /* under the counter's mutex (ib_core), which keeps nqps */
-static int rxe2_counter_unbind_qp(RXE2_COUNTER_UNBIND_PARAMS)
+static int rxe2_counter_unbind_qp(struct ib_qp *ibqp RXE2_COUNTER_PORT_PARAM)
 {
 	struct rxe2_qp *qp = to_rqp(ibqp);
 	struct rxe2_counter *c;

@@ -77,7 +77,8 @@ err_ring:
 	return ret;
 }
 
-int rxe2_create_cq(RXE2_CREATE_CQ_PARAMS)
+int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   RXE2_CREATE_CQ_UDATA_PARAM)
 {
 	return rxe2_cq_init(ibcq, attr, rxe2_create_cq_udata());
 }
@@ -293,7 +294,8 @@ void rxe2_cq_notify(struct rxe2_cq *cq)
  * (rxe2_ring.c): a poller racing with the resize reads stale CQEs, never
  * freed memory; the provider excludes that with its CQ lock.
  */
-int rxe2_resize_cq(RXE2_RESIZE_CQ_PARAMS)
+int rxe2_resize_cq(struct ib_cq *ibcq, RXE2_CQE_COUNT cqe,
+		   struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibcq->device);
 	struct rxe2_cq *cq = to_rcq(ibcq);

@@ -44,7 +44,9 @@ static void rxe2_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 #endif
 }
 
-struct ib_mr *rxe2_reg_user_mr_dmabuf(RXE2_REG_DMABUF_MR_PARAMS)
+struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd, int access,
+				      RXE2_DMAH_PARAM RXE2_DMABUF_UDATA_PARAM)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct dma_buf *dmabuf;

@@ -352,7 +352,9 @@ static int rxe2_mr_access_ex(const struct rxe2_reg_mr_cmd *cmd, int *access)
  * length 0 is EINVAL: an empty region names no memory, and ib_umem_get()
  * would pin nothing for it.
  */
-struct ib_mr *rxe2_reg_user_mr(RXE2_REG_USER_MR_PARAMS)
+struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, RXE2_DMAH_PARAM
+			       struct ib_udata *udata)
 {
 	struct rxe2_dev *rdev = to_rdev(ibpd->device);
 	struct rxe2_reg_mr_cmd cmd;

@@ -345,7 +345,9 @@ int rxe2_mr_init(void);
 void rxe2_mr_exit(void);
 bool rxe2_mr_check_range(const struct rxe2_mr *mr, u64 iova, u64 len);
 struct ib_mr *rxe2_get_dma_mr(struct ib_pd *ibpd, int access);
-struct ib_mr *rxe2_reg_user_mr(RXE2_REG_USER_MR_PARAMS);
+struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, RXE2_DMAH_PARAM
+			       struct ib_udata *udata);
 int rxe2_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 /* returns NULL: the MR is changed in place, keys kept */
 struct ib_mr *rxe2_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
@@ -406,7 +408,9 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);
 /* dma-buf MRs (rxe2_dmabuf.c) */
-struct ib_mr *rxe2_reg_user_mr_dmabuf(RXE2_REG_DMABUF_MR_PARAMS);
+struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd, int access,
+				      RXE2_DMAH_PARAM RXE2_DMABUF_UDATA_PARAM);
 void rxe2_dmabuf_release(struct rxe2_mr *mr);
 /* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
 int rxe2_mr_check_access(int access);
@@ -512,9 +516,11 @@ static inline struct rxe2_cq *to_rcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct rxe2_cq, ibcq);
 }
-int rxe2_create_cq(RXE2_CREATE_CQ_PARAMS);
+int rxe2_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   RXE2_CREATE_CQ_UDATA_PARAM);
 int rxe2_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int rxe2_resize_cq(RXE2_RESIZE_CQ_PARAMS);
+int rxe2_resize_cq(struct ib_cq *ibcq, RXE2_CQE_COUNT cqe,
+		   struct ib_udata *udata);
 int rxe2_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 void rxe2_cq_set_caps(struct ib_device_attr *a);

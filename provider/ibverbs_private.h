@@ -2,38 +2,44 @@
 /*
  * The private libibverbs provider ABI, as librxe2 uses it.
  *
- * Why this file exists: Debian's libibverbs-dev (rdma-core 44, libibverbs
- * 1.14.44, symbol version IBVERBS_PRIVATE_34) does not install
- * <infiniband/driver.h>, the header providers are normally compiled
- * against inside the rdma-core tree.  A provider built out of tree must
- * declare that ABI itself.  Everything below was written from the facts
- * in rdma-core v44.0 (libibverbs/driver.h, libibverbs/kern-abi.h,
- * libibverbs/init.c, libibverbs/device.c, libibverbs/dummy_ops.c).
+ * Why this file exists: no distribution's libibverbs-dev installs
+ * <infiniband/driver.h>, the header providers are compiled against
+ * inside the rdma-core tree.  A provider built out of tree must declare
+ * that ABI itself.  Everything below was written from the facts in
+ * rdma-core's sources (libibverbs/driver.h, kern-abi.h, cmd_ioctl.h,
+ * init.c, device.c, dummy_ops.c) of each release it declares.
  *
- * Why it is safe, and where it stops being safe:
- *  - The layouts below hold for libibverbs 1.14.44.x only.  Most of them
- *    are the same from 1.14.36 to 1.14.56 (all IBVERBS_PRIVATE_34), but
- *    struct verbs_qp embeds the public struct ibv_qp_ex, which grew
- *    (wr_atomic_write in 1.14.44, wr_flush in 1.14.45) and moved
- *    verbs_qp.comp_mask, which libibverbs itself reads
- *    (ibv_qp_to_qp_ex()) and writes: 344, 352, 360 in 1.14.36-43, 44,
- *    45 and later.  docs/rdma-core.md lists what changes after 1.14.44.
- *    IBVERBS_PRIVATE_34 alone does not pin any of it, so five
- *    independent guards exist:
- *      1. check-libibverbs (run by the Makefile before compiling) refuses
- *         a libibverbs-dev outside [1.14.44, 1.14.45).
- *      2. The _Static_asserts below pin every size and offset that
- *         libibverbs reads or writes in our memory (x86_64 numbers).
- *      3. The library is linked with -Wl,-z,defs and the Makefile checks
- *         that every private symbol binds to IBVERBS_PRIVATE_34, so a
- *         libibverbs with another private ABI refuses to load us.
- *      4. rxe2_alloc_context() checks at run time that what libibverbs
- *         wrote into our structures landed where these declarations say
- *         it should, and fails ibv_open_device() with EPROTO if not.
- *      5. rxe2_send_init() checks that libibverbs' ibv_qp_to_qp_ex()
- *         finds a QP's ibv_qp_ex where we put it (EPROTO if not).
- *  - Only what librxe2 uses is declared.  Anything added must be checked
- *    against the v44.0 sources and pinned the same way.
+ * The releases: check-libibverbs (run by the Makefile before compiling)
+ * maps the installed libibverbs-dev to the rdma-core release whose layout
+ * this file declares and writes RXE2_RDMA_CORE (44, 56, 65) with its
+ * private ABI and version range into ibverbs_release.h; a libibverbs it
+ * has no release for is refused there, by name.  What a release changed
+ * is an "#if RXE2_RDMA_CORE >= <the release that changed it>" here, so
+ * a release in between costs its line in check-libibverbs, its pins and
+ * a run of check-layout.  docs/rdma-core.md has the history.
+ *
+ * Why it is safe: the private ABI number alone does not pin the layouts
+ * (struct verbs_qp embeds the public ibv_qp_ex, which grew in 1.14.44
+ * and 1.14.45 under IBVERBS_PRIVATE_34, and moved verbs_qp.comp_mask,
+ * which libibverbs reads and writes), so six independent guards exist:
+ *   1. check-libibverbs refuses a libibverbs-dev outside every range.
+ *   2. The _Static_asserts below pin, per release, every size and offset
+ *      that libibverbs reads or writes in our memory (x86_64 numbers).
+ *   3. check-layout compiles this file and the release's own driver.h
+ *      (Debian's source package of that release) and compares every
+ *      structure member by member and every prototype (make
+ *      check-layout; CI runs it for each release).
+ *   4. The library is linked with -Wl,-z,defs and check-symbols checks
+ *      that every private symbol binds to IBVERBS_PRIVATE_<PABI>, so a
+ *      libibverbs with another private ABI refuses to load us; and
+ *      rxe2_main.c refuses to register with a libibverbs outside the
+ *      range it was built for.
+ *   5. rxe2_alloc_context() checks at run time that what libibverbs
+ *      wrote into our structures landed where these declarations say
+ *      it should, and fails ibv_open_device() with EPROTO if not.
+ *   6. rxe2_send_init() checks that libibverbs' ibv_qp_to_qp_ex()
+ *      finds a QP's ibv_qp_ex where we put it (EPROTO if not).
+ * Only what librxe2 uses is declared.
  *
  * The command wrappers (struct ibv_alloc_pd ...) are the "legacy write"
  * layout libibverbs' ibv_cmd_*() helpers expect: the uverbs command
@@ -45,28 +51,26 @@
 #ifndef RXE2_IBVERBS_PRIVATE_H
 #define RXE2_IBVERBS_PRIVATE_H
 
-#ifdef RXE2_RDMA_CORE
+#ifdef RXE2_IN_TREE
 /*
  * Built inside an rdma-core tree as providers/rxe2: provider/CMakeLists.txt
- * defines RXE2_RDMA_CORE to the tree's release (57, 64...).  There the
- * private ABI is the tree's own <infiniband/driver.h>, so nothing below is
- * declared or pinned, and the guards that hold librxe2 to libibverbs
- * 1.14.44 (1, 2, 3 and the version check of rxe2_main.c) are left out:
- * rdma-core links the provider to its own IBVERBS_PRIVATE_<PABI>.  Guards
- * 4 and 5 stay, as they hold for any tree and still catch a libibverbs
- * whose layout moved under the same private ABI (v62 grew the ops under
- * 59; 1.14.45 grew ibv_qp_ex under 34).
- * The calls whose prototypes changed after 44 test RXE2_RDMA_CORE
- * (docs/rdma-core.md).
+ * defines RXE2_IN_TREE, and RXE2_RDMA_CORE to the tree's release.  There
+ * the private ABI is the tree's own <infiniband/driver.h>, so nothing
+ * below is declared or pinned, and guards 1-4 are left out: rdma-core
+ * links the provider to its own IBVERBS_PRIVATE_<PABI>.  Guards 5 and 6
+ * stay, as they hold for any tree and still catch a libibverbs whose
+ * layout moved under the same private ABI (v62 grew the ops under 59).
  */
 #include <infiniband/driver.h>
 
 #define RXE2_IOCTL_NO_UHW _UHW_NO_INDEX
 
-#else /* !RXE2_RDMA_CORE: built on its own, against libibverbs 1.14.44 */
+#else /* !RXE2_IN_TREE: built on its own, against a distribution's libibverbs */
 
-/* "RXE2_RDMA_CORE >= release" is false for this file's declarations */
-#define RXE2_RDMA_CORE 0
+/* RXE2_RDMA_CORE, RXE2_IBVERBS_PABI and the version range, or -D of them */
+#ifndef RXE2_RDMA_CORE
+#include "ibverbs_release.h"
+#endif
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -78,12 +82,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-/* The private ABI generation this file describes (verbs_register_driver_NN) */
-#define RXE2_IBVERBS_PABI 34
-
-/* libibverbs-dev versions whose private layout matches this file */
-#define RXE2_IBVERBS_MIN_VERSION "1.14.44"
-#define RXE2_IBVERBS_END_VERSION "1.14.45"	/* first unsupported */
+#if RXE2_RDMA_CORE != 44 && RXE2_RDMA_CORE != 56 && RXE2_RDMA_CORE != 65
+#error "librxe2: ibverbs_private.h declares rdma-core 44, 56 and 65 only"
+#endif
 
 /* ccan's struct list_node: libibverbs links devices through these */
 struct verbs_list_node {
@@ -160,9 +161,9 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
-static inline struct verbs_device *verbs_get_device(struct ibv_device *dev)
+static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev)
 {
-	return (struct verbs_device *)((char *)dev -
+	return (struct verbs_device *)((const char *)dev -
 				       offsetof(struct verbs_device, device));
 }
 
@@ -230,11 +231,6 @@ struct verbs_cq {
 	};
 };
 
-/* cmd_flags of ibv_cmd_create_cq_ex() */
-enum {
-	RXE2_CREATE_CQ_CMD_FLAGS_TS_IGNORED_EX = 1 << 0,
-};
-
 struct verbs_srq {
 	struct ibv_srq srq;
 	enum ibv_srq_type srq_type;
@@ -257,18 +253,36 @@ struct ibv_ece;
 struct ibv_values_ex;
 struct ibv_modify_cq_attr;
 struct ibv_qp_rate_limit_attr;
+/* only in the ops of newer releases, which rxe2 leaves to libibverbs */
+struct ibv_buf;
+struct ibv_dmah;
+struct ibv_dmah_init_attr;
+struct ibv_mr_init_attr;
+struct ibv_comp_cntr;
+struct ibv_comp_cntr_init_attr;
+struct ibv_comp_cntr_caps;
+struct ibv_qp_attach_comp_cntr_attr;
 
 /*
  * Every op a provider may implement, sorted by name: libibverbs copies
- * the non-NULL ones over its defaults with verbs_set_ops().  There are
- * exactly 76 of them; the order is the ABI.
+ * the non-NULL ones over its defaults with verbs_set_ops().  The order is
+ * the ABI.  76 ops in 44 and 56; each release that added some is named
+ * (RXE2_CONTEXT_OPS below counts them).
  */
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+#if RXE2_RDMA_CORE >= 64
+	void *(*alloc_buf)(struct ibv_pd *pd, size_t size,
+			   struct ibv_buf **buf);
+#endif
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+#if RXE2_RDMA_CORE >= 59
+	struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+				       struct ibv_dmah_init_attr *attr);
+#endif
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
@@ -288,6 +302,10 @@ struct verbs_context_ops {
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+#if RXE2_RDMA_CORE >= 65
+	struct ibv_comp_cntr *(*create_comp_cntr)(struct ibv_context *context,
+						  struct ibv_comp_cntr_init_attr *attr);
+#endif
 	struct ibv_counters *(*create_counters)(struct ibv_context *context,
 						struct ibv_counters_init_attr *init_attr);
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -311,11 +329,17 @@ struct verbs_context_ops {
 					 struct ibv_srq_init_attr_ex *attr);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *wq_init_attr);
+#if RXE2_RDMA_CORE >= 59
+	int (*dealloc_dmah)(struct ibv_dmah *dmah);
+#endif
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+#if RXE2_RDMA_CORE >= 65
+	int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);
+#endif
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -326,6 +350,12 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+#if RXE2_RDMA_CORE >= 62
+	int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);
+#endif
+#if RXE2_RDMA_CORE >= 64
+	void (*free_buf)(struct ibv_buf *buf);
+#endif
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -334,6 +364,11 @@ struct verbs_context_ops {
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+#if RXE2_RDMA_CORE >= 65
+	int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);
+	int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t amount);
+#endif
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -357,6 +392,14 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+#if RXE2_RDMA_CORE >= 65
+	int (*qp_attach_comp_cntr)(struct ibv_qp *qp,
+				   struct ibv_comp_cntr *comp_cntr,
+				   struct ibv_qp_attach_comp_cntr_attr *attr);
+	int (*query_comp_cntr_caps)(struct ibv_context *context,
+				    struct ibv_comp_cntr_caps *caps,
+				    size_t caps_size);
+#endif
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -364,6 +407,10 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+#if RXE2_RDMA_CORE >= 62
+	int (*query_port_speed)(struct ibv_context *context, uint32_t port_num,
+				uint64_t *speed);
+#endif
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -371,9 +418,16 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+#if RXE2_RDMA_CORE >= 65
+	int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);
+#endif
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+#if RXE2_RDMA_CORE >= 65
+	int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				  uint64_t *value);
+#endif
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
@@ -382,11 +436,22 @@ struct verbs_context_ops {
 					int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+#if RXE2_RDMA_CORE >= 59
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+				    struct ibv_mr_init_attr *mr_init_attr);
+#endif
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+#if RXE2_RDMA_CORE >= 65
+	int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);
+#endif
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+#if RXE2_RDMA_CORE >= 65
+	int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t value);
+#endif
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
@@ -441,14 +506,18 @@ RXE2_DECLARE_EX_CMD(ibv_create_wq, ib_uverbs_ex_create_wq);
 RXE2_DECLARE_EX_CMD(ibv_modify_wq, ib_uverbs_ex_modify_wq);
 
 /* ------------------------------------------------------------------ */
-/* Functions exported under IBVERBS_PRIVATE_34                         */
+/* Functions exported under IBVERBS_PRIVATE_<PABI>                     */
 /* ------------------------------------------------------------------ */
 
 /*
  * The generation number is part of the symbol name, so a libibverbs
  * with another private ABI cannot even resolve it.
  */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+#define RXE2_PASTE(a, b)	a##b
+#define RXE2_PASTE2(a, b)	RXE2_PASTE(a, b)
+#define verbs_register_driver \
+	RXE2_PASTE2(verbs_register_driver_, RXE2_IBVERBS_PABI)
+void verbs_register_driver(const struct verbs_device_ops *ops);
 
 /*
  * Allocates alloc_size zeroed bytes and initialises the verbs_context
@@ -473,8 +542,12 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 struct ibv_command_buffer;
 int ibv_cmd_query_context(struct ibv_context *context,
 			  struct ibv_command_buffer *driver);
+/* fd_arr (57 on): file descriptors to pass to the kernel (none here) */
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
+#if RXE2_RDMA_CORE >= 57
+			struct ibv_fd_arr *fd_arr,
+#endif
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
 int ibv_cmd_query_device_any(struct ibv_context *context,
@@ -507,7 +580,12 @@ int ibv_cmd_alloc_dm(struct ibv_context *ctx,
 int ibv_cmd_free_dm(struct verbs_dm *dm);
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 			  uint64_t iova, int fd, int access,
+#if RXE2_RDMA_CORE >= 54
+			  struct verbs_mr *vmr,
+			  struct ibv_command_buffer *driver);
+#else
 			  struct verbs_mr *vmr);
+#endif
 int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
 		      uint64_t offset, size_t length, unsigned int access,
 		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
@@ -526,8 +604,13 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+/* prov_attr (59 on): a CQ buffer the provider allocated (none here) */
+struct verbs_create_cq_prov_attr;
 int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 const struct ibv_cq_init_attr_ex *cq_attr,
+#if RXE2_RDMA_CORE >= 59
+			 struct verbs_create_cq_prov_attr *prov_attr,
+#endif
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
 			 size_t cmd_size,
 			 struct ib_uverbs_ex_create_cq_resp *resp,
@@ -550,7 +633,11 @@ int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 			  struct ibv_qp_init_attr_ex *attr_ex,
 			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
 			  struct ib_uverbs_ex_create_qp_resp *resp,
+#if RXE2_RDMA_CORE >= 64
+			  size_t resp_size, struct ibv_command_buffer *driver);
+#else
 			  size_t resp_size);
+#endif
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
@@ -670,14 +757,23 @@ int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd);
 /* Pinned layout                                                       */
 /* ------------------------------------------------------------------ */
 
+#ifndef RXE2_LAYOUT_UNPINNED	/* check-layout: what is, not what we pinned */
 #define RXE2_PIN_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "size of " #type)
 #define RXE2_PIN_OFF(type, member, off) \
 	_Static_assert(offsetof(type, member) == (off), #type "." #member)
 
+/* How many ops each release's verbs_context_ops holds */
+#if RXE2_RDMA_CORE >= 65
+#define RXE2_CONTEXT_OPS 93
+#else
+#define RXE2_CONTEXT_OPS 76
+#endif
+
 /* Relations that hold on every architecture */
-_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
-	       "verbs_context_ops must hold exactly 76 ops");
+_Static_assert(sizeof(struct verbs_context_ops) ==
+	       RXE2_CONTEXT_OPS * sizeof(void *),
+	       "verbs_context_ops holds exactly its release's ops");
 _Static_assert(offsetof(struct verbs_device, device) == 0,
 	       "ibv_device must open verbs_device");
 _Static_assert(offsetof(struct verbs_mr, ibv_mr) == 0,
@@ -718,7 +814,10 @@ _Static_assert(offsetof(struct verbs_context, context) +
 	       "ibv_context must close verbs_context");
 
 #if defined(__x86_64__)
-/* Numbers of rdma-core v44.0 on x86_64 */
+/*
+ * Numbers on x86_64, measured from each release's own headers (v44.0,
+ * 56.1, 65.0); those a release changed are in its block at the end.
+ */
 RXE2_PIN_SIZE(struct verbs_list_node, 16);
 
 RXE2_PIN_SIZE(struct verbs_match_ent, 24);
@@ -763,20 +862,6 @@ RXE2_PIN_OFF(struct verbs_device, entry, 680);
 RXE2_PIN_OFF(struct verbs_device, sysfs, 696);
 RXE2_PIN_OFF(struct verbs_device, core_support, 704);
 
-RXE2_PIN_SIZE(struct verbs_context_ops, 608);
-RXE2_PIN_OFF(struct verbs_context_ops, alloc_pd, 5 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, create_cq_ex, 16 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, create_qp_ex, 20 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, free_context, 39 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, poll_cq, 53 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, post_recv, 54 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, post_send, 55 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, post_srq_recv, 57 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, query_device_ex, 58 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, req_notify_cq, 69 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, resize_cq, 71 * 8);
-RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 75 * 8);
-
 RXE2_PIN_SIZE(struct ibv_mr, 48);
 RXE2_PIN_SIZE(struct verbs_mr, 56);
 RXE2_PIN_SIZE(struct ibv_dm, 32);
@@ -785,10 +870,6 @@ RXE2_PIN_OFF(struct verbs_mr, mr_type, 48);
 RXE2_PIN_OFF(struct verbs_mr, access, 52);
 
 RXE2_PIN_SIZE(struct ibv_qp, 160);
-RXE2_PIN_SIZE(struct ibv_qp_ex, 352);
-RXE2_PIN_OFF(struct verbs_qp, comp_mask, 352);
-RXE2_PIN_OFF(struct verbs_qp, xrcd, 360);
-RXE2_PIN_SIZE(struct verbs_qp, 368);
 
 RXE2_PIN_SIZE(struct ibv_cq, 128);
 RXE2_PIN_SIZE(struct ibv_cq_ex, 288);
@@ -826,9 +907,6 @@ RXE2_PIN_OFF(struct ibv_command_buffer, hdr, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_ioctl_hdr, 24);
 RXE2_PIN_SIZE(struct ib_uverbs_attr, 16);
 
-RXE2_PIN_SIZE(struct verbs_context, 648);
-RXE2_PIN_OFF(struct verbs_context, sz, 312);
-RXE2_PIN_OFF(struct verbs_context, context, 320);
 
 /* The wrappers: header + core request, our udata follows at this size */
 RXE2_PIN_SIZE(struct ib_uverbs_cmd_hdr, 8);
@@ -867,8 +945,58 @@ RXE2_PIN_SIZE(struct ib_uverbs_create_qp_resp, 32);
 RXE2_PIN_SIZE(struct ib_uverbs_create_srq_resp, 16);
 RXE2_PIN_SIZE(struct ib_uverbs_open_xrcd_resp, 4);
 RXE2_PIN_SIZE(struct ib_uverbs_create_ah_resp, 4);
-#endif /* __x86_64__ */
 
-#endif /* RXE2_RDMA_CORE */
+/* 44: ibv_qp_ex ends with wr_atomic_write */
+#if RXE2_RDMA_CORE == 44
+RXE2_PIN_SIZE(struct ibv_qp_ex, 352);
+RXE2_PIN_OFF(struct verbs_qp, comp_mask, 352);
+RXE2_PIN_OFF(struct verbs_qp, xrcd, 360);
+RXE2_PIN_SIZE(struct verbs_qp, 368);
+#else	/* 45 on: wr_flush follows it */
+RXE2_PIN_SIZE(struct ibv_qp_ex, 360);
+RXE2_PIN_OFF(struct verbs_qp, comp_mask, 360);
+RXE2_PIN_OFF(struct verbs_qp, xrcd, 368);
+RXE2_PIN_SIZE(struct verbs_qp, 376);
+#endif
+
+#if RXE2_RDMA_CORE < 59	/* 44 and 56: 76 ops */
+RXE2_PIN_SIZE(struct verbs_context_ops, 608);
+RXE2_PIN_OFF(struct verbs_context_ops, alloc_pd, 5 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_cq_ex, 16 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_qp_ex, 20 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, free_context, 39 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, poll_cq, 53 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_recv, 54 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_send, 55 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_srq_recv, 57 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, query_device_ex, 58 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, req_notify_cq, 69 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, resize_cq, 71 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 75 * 8);
+RXE2_PIN_SIZE(struct verbs_context, 648);
+RXE2_PIN_OFF(struct verbs_context, sz, 312);
+RXE2_PIN_OFF(struct verbs_context, context, 320);
+#else	/* 65: 93 ops, and verbs_context has their pointers too */
+RXE2_PIN_SIZE(struct verbs_context_ops, 744);
+RXE2_PIN_OFF(struct verbs_context_ops, alloc_pd, 7 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_cq_ex, 19 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, create_qp_ex, 23 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, free_context, 46 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, poll_cq, 62 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_recv, 63 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_send, 64 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, post_srq_recv, 66 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, query_device_ex, 69 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, req_notify_cq, 84 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, resize_cq, 86 * 8);
+RXE2_PIN_OFF(struct verbs_context_ops, unimport_pd, 92 * 8);
+RXE2_PIN_SIZE(struct verbs_context, 696);
+RXE2_PIN_OFF(struct verbs_context, sz, 360);
+RXE2_PIN_OFF(struct verbs_context, context, 368);
+#endif
+#endif /* __x86_64__ */
+#endif /* RXE2_LAYOUT_UNPINNED */
+
+#endif /* RXE2_IN_TREE */
 
 #endif /* RXE2_IBVERBS_PRIVATE_H */

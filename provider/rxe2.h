@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "ibverbs_private.h"
-#if RXE2_RDMA_CORE
+#ifdef RXE2_IN_TREE
 #include <rdma/rxe2-abi.h>	/* kernel-headers/rdma, as for any provider */
 #else
 #include "rxe2-abi.h"

@@ -377,7 +377,7 @@ bool rxe2_is_rxe2_context(struct ibv_context *ibctx)
 	       verbs_get_device(ibctx->device)->ops == &rxe2_dev_ops;
 }
 
-#if RXE2_RDMA_CORE
+#ifdef RXE2_IN_TREE
 /* in a tree, registration as every provider of rdma-core registers */
 PROVIDER_DRIVER(rxe2, rxe2_dev_ops);
 #else
@@ -418,7 +418,7 @@ static bool rxe2_ver_below(const unsigned int v[3], const char *limit)
 }
 
 /*
- * The private ABI symbols resolving proves only IBVERBS_PRIVATE_34; the
+ * The private ABI symbols resolving proves only IBVERBS_PRIVATE_<PABI>; the
  * layouts in ibverbs_private.h hold for a narrower range.  The version
  * is in the real file name of the libibverbs we were loaded into.  When
  * it cannot be found (static or renamed library) the canary in
@@ -445,6 +445,6 @@ static bool rxe2_libibverbs_supported(void)
 static __attribute__((constructor)) void rxe2_register_driver(void)
 {
 	if (rxe2_libibverbs_supported())
-		verbs_register_driver_34(&rxe2_dev_ops);
+		verbs_register_driver(&rxe2_dev_ops);
 }
 #endif

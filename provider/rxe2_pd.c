@@ -107,7 +107,11 @@ struct ibv_mr *rxe2_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	if (!mr)
 		return NULL;
 	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access,
+#if RXE2_RDMA_CORE >= 54
+				    &mr->vmr, NULL);	/* no driver attrs */
+#else
 				    &mr->vmr);
+#endif
 	return rxe2_mr_registered(mr, err, access);
 }
 

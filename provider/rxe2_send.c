@@ -971,7 +971,7 @@ int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr)
 	/*
 	 * libibverbs looks for the builder at its own offset of verbs_qp:
 	 * one whose ibv_qp_ex has another size (1.14.45 and later, still
-	 * IBVERBS_PRIVATE_34) would not find it (guard 5 of
+	 * IBVERBS_PRIVATE_34) would not find it (guard 6 of
 	 * ibverbs_private.h).  Kept in an rdma-core tree too: a later
 	 * libibverbs of the same private ABI may move it again.
 	 */

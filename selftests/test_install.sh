@@ -95,7 +95,7 @@ layout() {
 	[ -f "$l/librxe2.so.1.0.0" ] && [ ! -L "$l/librxe2.so.1.0.0" ] &&
 	[ "$(readlink "$l/librxe2.so.1")" = librxe2.so.1.0.0 ] &&
 	[ "$(readlink "$l/librxe2.so")" = librxe2.so.1 ] &&
-	[ "$(readlink "$inst$provdir/librxe2-rdmav34.so")" = ../librxe2.so.1.0.0 ] &&
+	[ "$(readlink "$inst$provdir"/librxe2-rdmav"$("$repo/provider/check-libibverbs" --pabi)".so)" = ../librxe2.so.1.0.0 ] &&
 	[ -f "$inst/usr/include/infiniband/rxe2dv.h" ] &&
 	readelf -d "$l/librxe2.so.1.0.0" | grep -q 'SONAME.*\[librxe2.so.1\]' &&
 	[ "${pc_libs% }" = "-L$l -lrxe2" ]

@@ -3,7 +3,7 @@
  * rxe2dv, the public direct-verbs library (librxe2, <infiniband/rxe2dv.h>):
  * rxe2dv_is_supported() and rxe2dv_query_device() with the inlen rules of
  * rxe2dv_query_device(3).  Linked with -lrxe2 from the build tree, whose
- * librxe2-rdmav34.so is the same file libibverbs loads: a query that works
+ * librxe2-rdmavNN.so is the same file libibverbs loads: a query that works
  * proves the two are one object.
  */
 #include <errno.h>

@@ -853,8 +853,9 @@ static void rxe2_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 }
 
 /*
- * rxe2dv_wr_flush(): libibverbs 44 has no ibv_wr_flush.  Global
- * visibility only; persistence is a capability rxe2 does not have.
+ * ibv_wr_flush() (libibverbs 45 on) and rxe2dv_wr_flush(), for 44,
+ * which has none.  Global visibility only; persistence is a capability
+ * rxe2 does not have.
  */
 void rxe2_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 		   uint64_t remote_addr, size_t len, uint8_t type,
@@ -967,6 +968,10 @@ int rxe2_send_init(struct rxe2_qp *qp, const struct ibv_qp_init_attr_ex *attr)
 	qpx->wr_send_tso = rxe2_wr_send_tso;
 	qpx->wr_set_xrc_srqn = rxe2_wr_set_xrc_srqn;
 	qpx->wr_atomic_write = rxe2_wr_atomic_write;
+#if RXE2_RDMA_CORE >= 45
+	/* ibv_wr_flush() calls it: every accepted send_ops_flags bit has one */
+	qpx->wr_flush = rxe2_wr_flush;
+#endif
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 	/*
 	 * libibverbs looks for the builder at its own offset of verbs_qp:

@@ -1,7 +1,10 @@
 # rxe2 top-level Makefile: drives the module, the provider, the tests,
 # the VM runner and installation.  `make help` lists the targets.
 
-override KVER := $(shell KVER='$(KVER)' tools/kver)
+# DISTRO=trixie|sid: the tree's programs are built in that distribution's
+# root with its compiler and libraries (URUN: tools/kroot in), and the
+# guest boots that root with its kernel (KVER: its newest by default)
+override KVER := $(shell KVER='$(KVER)' DISTRO='$(DISTRO)' tools/kver)
 ifeq ($(KVER),)
 $(error cannot resolve the kernel (tools/kver said why))
 endif
@@ -11,23 +14,38 @@ KDIR ?= /lib/modules/$(KVER)/build
 # kbuild runs where KVER's headers can be used: here for Debian 12's own
 # kernels, in the build root of the kernel's suite otherwise (tools/kroot)
 KRUN := $(CURDIR)/tools/kroot run $(KVER)
+URUN := $(if $(DISTRO),$(CURDIR)/tools/kroot in $(DISTRO))
 PREFIX ?= /usr
 VM_TIMEOUT ?= 1500
 
-export KVER KRUN
+export KVER KRUN DISTRO
 
-.PHONY: all module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages check-two-kernels rdma-core-intree check-rdma-core clean help lint
+.PHONY: all userland module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages check-two-kernels rdma-core-intree check-rdma-core clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
 module:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe W=1 $(if $(C),C=$(C)) modules
 
-provider:
-	$(MAKE) -C provider
+# The tree holds one userland's programs at a time (a trixie build does
+# not run on Debian 12's libc, nor the other way round): a change of
+# DISTRO cleans them first.  A tree without the stamp was built here.
+USERLAND := $(or $(DISTRO),bookworm)
+PROGRAMS := tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
+	tools/rxe2fuzz tools/rxe2dump tools/raw_echo tools/scale_bench
+userland:
+	@was=$$(cat .build/userland 2>/dev/null || echo bookworm); \
+	if [ "$$was" != $(USERLAND) ]; then \
+		echo "  CLEAN   the programs built for $$was (now $(USERLAND))"; \
+		$(MAKE) -C provider clean >/dev/null && \
+		$(MAKE) -C selftests clean >/dev/null && rm -f $(PROGRAMS) || exit 1; \
+	fi; mkdir -p .build && echo $(USERLAND) > .build/userland
+
+provider: | userland
+	$(URUN) $(MAKE) -C provider
 
 selftests: provider
-	$(MAKE) -C selftests
+	$(URUN) $(MAKE) -C selftests
 
 # The provider's ring unit test runs on the host; the kernel suite runs
 # in one VM boot, except the tests in NUMA_TESTS, which need two NUMA
@@ -36,7 +54,7 @@ selftests: provider
 NUMA_TESTS := test_ic test_odp_migrate
 
 check: all
-	$(MAKE) -C provider test
+	$(URUN) $(MAKE) -C provider test
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot,
@@ -196,39 +214,39 @@ check-poison: all
 	RXE2_VM_CMDLINE="$(POISON_CMDLINE)" $(MAKE) check
 
 # the raw packet QP example make demo runs (docs/architecture.md)
-tools/raw_echo: tools/raw_echo.c
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
+tools/raw_echo: tools/raw_echo.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
 
-tools/rxe2fuzz: tools/rxe2fuzz.c
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
+tools/rxe2fuzz: tools/rxe2fuzz.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
 
 # the capture tool a user installs: libpcap
-tools/rxe2dump: tools/rxe2dump.c
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpcap
+tools/rxe2dump: tools/rxe2dump.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpcap
 
-tools/memcpy_bw: tools/memcpy_bw.c
-	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+tools/memcpy_bw: tools/memcpy_bw.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 # inline-receive latency and message rate: an rxe2dv application
-tools/inline_bench: tools/inline_bench.c provider
-	$(CC) -O2 -Wall -Wextra -Werror -Iprovider/include -o $@ $< \
+tools/inline_bench: tools/inline_bench.c provider | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -Iprovider/include -o $@ $< \
 		-Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider -libverbs
 
 # the selftests' helpers (built by all) give it a loopback RC pair
-tools/odp_bench: tools/odp_bench.c selftests
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
+tools/odp_bench: tools/odp_bench.c selftests | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
 		-o $@ $< selftests/tap.o selftests/util.o selftests/dp.o -libverbs
 
 # ATOMIC WRITE and FLUSH round trips: the selftests' helpers and rxe2dv
-tools/flush_bench: tools/flush_bench.c selftests
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
+tools/flush_bench: tools/flush_bench.c selftests | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iselftests \
 		-Iprovider/include -o $@ $< selftests/tap.o selftests/util.o \
 		selftests/dp.o -Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider \
 		-libverbs
 
 # many QPs and MRs in one process: rates and kernel memory per object
-tools/scale_bench: tools/scale_bench.c
-	$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
+tools/scale_bench: tools/scale_bench.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
 
 demo: deps all tools/odp_bench tools/raw_echo
 	tools/vm --timeout 600 -- $(CURDIR)/tools/demo
@@ -273,13 +291,13 @@ clean:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(CURDIR)/rxe clean 2>/dev/null || true
 	$(MAKE) -C provider clean
 	$(MAKE) -C selftests clean
-	rm -rf .build tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench tools/rxe2fuzz \
-		tools/rxe2dump tools/raw_echo tools/scale_bench
+	rm -rf .build $(PROGRAMS)
 
 help:
 	@echo "make deps     install the Debian packages rxe2 needs (KVER=$(KVER))"
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests (one VM boot, a second with two NUMA nodes)"
+	@echo "  DISTRO=trixie|sid  build in that distribution's root, boot it with its kernel (make deps DISTRO=... once)"
 	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make check-poison the suite on Debian's kernel with slub_debug and page_poison on (no build)"

@@ -20,7 +20,7 @@ VM_TIMEOUT ?= 1500
 
 export KVER KRUN DISTRO
 
-.PHONY: all userland module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages check-two-kernels rdma-core-intree check-rdma-core clean help lint
+.PHONY: all userland module provider selftests check check-debug check-poison bench bench-ab bench-loss ab-base siw-module fuzz demo deps install install-module install-user deb check-packages check-two-kernels rdma-core-intree check-rdma-core check-layout clean help lint
 
 all: module provider selftests tools/rxe2fuzz tools/rxe2dump
 
@@ -97,25 +97,35 @@ check-two-kernels: provider tools/rxe2dump
 	tools/vm-pair --kver-a $(KVER_A) --kver-b $(KVER_B) -- \
 		$(CURDIR)/selftests/two/test_two_kernels.sh
 
-# librxe2 built inside newer rdma-core trees (docs/rdma-core.md): each
-# tag of RDMA_CORE_TAGS cloned from RDMA_CORE_GIT into
-# .build/rdma-core/TAG/src, or the one tree RDMA_CORE_SRC (changed in
-# place), laid out and built on the host by tools/rdma-core-intree; then
-# each build used uninstalled, with its own libibverbs, in one guest boot
-# (selftests/rdma-core/test_intree.sh).
+# librxe2 built inside rdma-core trees (docs/rdma-core.md), laid out and
+# built on the host by tools/rdma-core-intree, then each build used
+# uninstalled, with its own libibverbs, in one guest boot
+# (selftests/rdma-core/test_intree.sh).  The trees: each release of
+# RDMA_CORE_RELEASES from Debian's source archive (tools/rdma-core-src,
+# reachable wherever Debian's packages are) copied to
+# .build/rdma-core/REL/src; each tag of RDMA_CORE_TAGS cloned from
+# RDMA_CORE_GIT into .build/rdma-core/TAG/src; each tree of RDMA_CORE_SRC
+# (changed in place, built in .build/rdma-core/src-NAME/build).
+RDMA_CORE_RELEASES ?= 56.1 65.0
 RDMA_CORE_GIT ?= https://github.com/linux-rdma/rdma-core.git
-RDMA_CORE_TAGS ?= v57.0 v59.0 v64.0
+RDMA_CORE_TAGS ?=
 RDMA_CORE_SRC ?=
 RDMA_CORE_JOBS ?= $(shell nproc)
-RDMA_CORE_BUILDS = $(if $(RDMA_CORE_SRC),$(CURDIR)/.build/rdma-core/src/build,\
-	$(foreach t,$(RDMA_CORE_TAGS),$(CURDIR)/.build/rdma-core/$(t)/build))
-
+RDMA_CORE_BUILDS = $(foreach t,$(RDMA_CORE_RELEASES) $(RDMA_CORE_TAGS),\
+	$(CURDIR)/.build/rdma-core/$(t)/build) \
+	$(foreach t,$(RDMA_CORE_SRC),$(CURDIR)/.build/rdma-core/src-$(notdir $(t))/build)
 rdma-core-intree:
 	@set -e; \
-	if [ -n "$(RDMA_CORE_SRC)" ]; then \
-		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $(RDMA_CORE_SRC) \
-			.build/rdma-core/src/build; \
-	else for t in $(RDMA_CORE_TAGS); do \
+	for r in $(RDMA_CORE_RELEASES); do \
+		d=.build/rdma-core/$$r; \
+		if [ ! -d $$d/src ]; then \
+			orig=$$(tools/rdma-core-src $$r); \
+			rm -rf $$d/src.tmp; mkdir -p $$d; \
+			cp -a $$orig $$d/src.tmp && mv $$d/src.tmp $$d/src; \
+		fi; \
+		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$d/src $$d/build; \
+	done; \
+	for t in $(RDMA_CORE_TAGS); do \
 		d=.build/rdma-core/$$t; \
 		if [ ! -d $$d/src ]; then \
 			rm -rf $$d/src.tmp; \
@@ -124,7 +134,23 @@ rdma-core-intree:
 			mv $$d/src.tmp $$d/src; \
 		fi; \
 		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$d/src $$d/build; \
-	done; fi
+	done; \
+	for t in $(RDMA_CORE_SRC); do \
+		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$t \
+			.build/rdma-core/src-$$(basename $$t)/build; \
+	done
+
+# Guard 3 of provider/ibverbs_private.h: its declarations and pins for
+# each release against that release's own headers (provider/check-layout),
+# for the releases Debian's source archive serves (v44.0's tarball is not
+# served: RDMA_CORE_SRC= a v44.0 tree checks it).
+LAYOUT_RELEASES ?= 56.1 65.0
+check-layout:
+	@set -e; \
+	for r in $(LAYOUT_RELEASES); do \
+		provider/check-layout $$(tools/rdma-core-src $$r); \
+	done; \
+	for t in $(RDMA_CORE_SRC); do provider/check-layout $$t; done
 
 check-rdma-core: all rdma-core-intree
 	RXE2_RDMA_CORE_BUILDS="$(RDMA_CORE_BUILDS)" \
@@ -308,7 +334,8 @@ help:
 	@echo "make demo     boot a VM: create a link, ibv_devinfo, a ping-pong and its capture"
 	@echo "make check-packages  make deb, then dpkg -i and DKMS in the guest (selftests/packages)"
 	@echo "make check-two-kernels  two guests at once, KVER_A ($(KVER)) and KVER_B (7.3), rxe2 and rdma_rxe across a virtio link"
-	@echo "make check-rdma-core  librxe2 built in rdma-core RDMA_CORE_TAGS (v57.0 v59.0 v64.0) or RDMA_CORE_SRC, used in the guest"
+	@echo "make check-rdma-core  librxe2 built in rdma-core RDMA_CORE_RELEASES (56.1 65.0, Debian's sources), RDMA_CORE_TAGS, RDMA_CORE_SRC; used in the guest"
+	@echo "make check-layout  provider/ibverbs_private.h against each release's own headers (LAYOUT_RELEASES, RDMA_CORE_SRC)"
 	@echo "make deb      Debian packages rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools into .build/deb"
 	@echo "make install  install the module, librxe2 (provider, rxe2dv header, librxe2.pc, man pages), rxe2fuzz, rxe2dump"
 	@echo "make lint     checkpatch and sparse over the module, rxe2dv.h self-contained"

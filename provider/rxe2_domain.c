@@ -46,13 +46,25 @@ int rxe2_dealloc_td(struct ibv_td *ibtd)
 	return 0;
 }
 
+/*
+ * IBV_PARENT_DOMAIN_INIT_ATTR_ALLOW_CC_UNPROTECTED_ALLOC (rdma-core 64 on;
+ * 44's verbs.h lacks it): a permission to allocate provider buffers from
+ * memory shared with the host in a confidential-computing guest, used
+ * only by a device that reports IBV_DEVICE_CC_DMA_BOUNCE.  rxe2 reports
+ * none and uses plain memory, which the permission allows, as mlx5 does
+ * without the bounce flag.
+ */
+#define RXE2_PD_ALLOW_CC_UNPROTECTED_ALLOC (1U << 2)
+#define RXE2_PD_INIT_ATTRS (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |	\
+			    IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT |	\
+			    RXE2_PD_ALLOW_CC_UNPROTECTED_ALLOC)
+
 struct ibv_pd *rxe2_alloc_parent_domain(struct ibv_context *ibctx,
 					struct ibv_parent_domain_init_attr *attr)
 {
 	struct rxe2_pd *pd, *protection;
 
-	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
-					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) ||
+	if (attr->comp_mask & ~(uint32_t)RXE2_PD_INIT_ATTRS ||
 	    !attr->pd || attr->pd->context != ibctx ||
 	    (attr->td && attr->td->context != ibctx)) {
 		errno = EINVAL;

@@ -64,6 +64,36 @@ static void test_refused(struct dp_dev *d, struct ibv_td *td,
 		      "ibv_dealloc_td of a thread domain in use -> EBUSY");
 }
 
+/*
+ * IBV_PARENT_DOMAIN_INIT_ATTR_ALLOW_CC_UNPROTECTED_ALLOC (rdma-core 64 on):
+ * a permission, which a device without IBV_DEVICE_CC_DMA_BOUNCE may leave
+ * unused, so accepted as mlx5 accepts it; the parent domain works.
+ */
+#define ALLOW_CC_UNPROTECTED_ALLOC (1U << 2)
+
+static void test_cc_permission(struct dp_dev *d)
+{
+	struct ibv_parent_domain_init_attr pa = {
+		.pd = d->pd, .comp_mask = ALLOW_CC_UNPROTECTED_ALLOC,
+	};
+	static char buf[4096];
+	struct ibv_pd *parent;
+	struct ibv_mr *mr;
+
+	parent = ibv_alloc_parent_domain(d->ctx, &pa);
+	if (!tap_ok(parent != NULL,
+		    "parent domain with ALLOW_CC_UNPROTECTED_ALLOC (a permission)")) {
+		tap_skip("an MR on that parent domain: none");
+		tap_skip("its ibv_dealloc_pd: none");
+		return;
+	}
+	mr = ibv_reg_mr(parent, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	tap_ok(mr && mr->pd == parent, "an MR on that parent domain");
+	if (mr)
+		ibv_dereg_mr(mr);
+	tap_ret_errno(ibv_dealloc_pd(parent), 0, "and its ibv_dealloc_pd");
+}
+
 static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr a = {
@@ -163,6 +193,7 @@ int main(void)
 	tap_ok(parent->context == d.ctx, "the parent domain is of the context");
 
 	test_refused(&d, td, parent);
+	test_cc_permission(&d);
 	test_traffic(&d, parent);
 	tap_ret(allocs, 0, "the allocators were never called");
 

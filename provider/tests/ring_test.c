@@ -604,7 +604,7 @@ static void test_qp_ex(void)
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(&qp->vqp.qp);
 	struct ibv_qp_init_attr_ex attr = {};
 	struct rxe2_send_wqe *w;
-	char data[16] = "0123456789abcdef";
+	char data[] = "0123456789abcdef";	/* 16 bytes and a NUL */
 	struct ibv_data_buf bufs[2] = { { data, 4 }, { data + 8, 8 } };
 	int ret;
 

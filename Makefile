@@ -78,7 +78,8 @@ bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench 
 # selftests/packages/test_deb.sh.  Its own target: DKMS compiles the
 # module under TCG, which takes longer than a test of make check may.
 # On a kernel of another Debian suite the packages go into that suite's
-# build root (DKMS with that suite's compiler; tools/kroot dkms-root).
+# build root (DKMS with that suite's compiler; tools/kroot dkms-root);
+# with DISTRO into the guest's own root, that distribution's.
 check-packages: all deb
 	lower=$$(tools/kroot dkms-root $(KVER)) || exit 1; \
 	RXE2_DEB_LOWER=$$lower \
@@ -297,14 +298,15 @@ install-user: provider tools/rxe2fuzz tools/rxe2dump
 
 # Debian packages (rxe2-dkms, librxe2-1, librxe2-dev, rxe2-tools) from a
 # copy of the tree's files (committed or not; ignored ones left out) in
-# .build/deb, where the .debs end up
+# .build/deb, where the .debs end up; with DISTRO built in its root, for
+# that distribution's libibverbs
 DEB_VERSION = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 deb:
 	rm -rf .build/deb && mkdir -p .build/deb/rxe2-$(DEB_VERSION)
 	git ls-files -z --cached --others --exclude-standard | \
 		xargs -0 tar -c --ignore-failed-read | \
 		tar -x -C .build/deb/rxe2-$(DEB_VERSION)
-	cd .build/deb/rxe2-$(DEB_VERSION) && dpkg-buildpackage -us -uc -b
+	cd .build/deb/rxe2-$(DEB_VERSION) && $(URUN) dpkg-buildpackage -us -uc -b
 	@ls .build/deb/*.deb
 
 # Kernel style and sparse over the module; the public header alone.

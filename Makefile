@@ -103,8 +103,9 @@ check-two-kernels: provider tools/rxe2dump
 # uninstalled, with its own libibverbs, in one guest boot
 # (selftests/rdma-core/test_intree.sh).  The trees: each release of
 # RDMA_CORE_RELEASES from Debian's source archive (tools/rdma-core-src,
-# reachable wherever Debian's packages are) copied to
-# .build/rdma-core/REL/src; each tag of RDMA_CORE_TAGS cloned from
+# reachable wherever Debian's packages are; the tree check-layout reads
+# too, which the layout of providers/rxe2 in it leaves alone), built in
+# .build/rdma-core/REL/build; each tag of RDMA_CORE_TAGS cloned from
 # RDMA_CORE_GIT into .build/rdma-core/TAG/src; each tree of RDMA_CORE_SRC
 # (changed in place, built in .build/rdma-core/src-NAME/build).
 RDMA_CORE_RELEASES ?= 56.1 65.0
@@ -118,13 +119,9 @@ RDMA_CORE_BUILDS = $(foreach t,$(RDMA_CORE_RELEASES) $(RDMA_CORE_TAGS),\
 rdma-core-intree:
 	@set -e; \
 	for r in $(RDMA_CORE_RELEASES); do \
-		d=.build/rdma-core/$$r; \
-		if [ ! -d $$d/src ]; then \
-			orig=$$(tools/rdma-core-src $$r); \
-			rm -rf $$d/src.tmp; mkdir -p $$d; \
-			cp -a $$orig $$d/src.tmp && mv $$d/src.tmp $$d/src; \
-		fi; \
-		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$d/src $$d/build; \
+		src=$$(tools/rdma-core-src $$r); \
+		tools/rdma-core-intree --jobs $(RDMA_CORE_JOBS) $$src \
+			.build/rdma-core/$$r/build; \
 	done; \
 	for t in $(RDMA_CORE_TAGS); do \
 		d=.build/rdma-core/$$t; \

@@ -520,6 +520,7 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq);
 int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int rxe2_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int rxe2_resize_cq(struct ibv_cq *ibcq, int cqe);
+void rxe2_cq_clean(struct rxe2_cq *cq, uint32_t qpn, bool on_srq);
 int rxe2_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 int rxe2_query_ece(struct ibv_qp *ibqp, struct ibv_ece *ece);
 int rxe2_query_qp_data_in_order(struct ibv_qp *ibqp, enum ibv_wr_opcode op,

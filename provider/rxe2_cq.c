@@ -404,6 +404,59 @@ int rxe2_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Whether a CQE in the ring is one rxe2_cq_clean() removes: the QP's,
+ * except the successful receives of a QP on an SRQ (their buffers are
+ * the SRQ's; this completion is the only way the application gets them
+ * back, where mlx5 puts them back on the SRQ).
+ */
+static bool rxe2_cqe_is_stale(const struct rxe2_cqe *cqe, uint32_t qpn,
+			      bool on_srq)
+{
+	if (cqe->qp_num != qpn)
+		return false;
+	return !(on_srq && (cqe->opcode & IBV_WC_RECV) &&
+		 cqe->status == IBV_WC_SUCCESS);
+}
+
+/*
+ * ibv_modify_qp() to RESET removes the QP's completions from its CQ, as
+ * mlx5 does: a QP reset and reconnected after an error must not report
+ * the old flushes as the first completions of its new life (rdma-core's
+ * test_mr rereg tests poll exactly that).  Once the reset returned the
+ * kernel produces nothing more for the QP; what it produces for other
+ * QPs lands at or past the producer read here, which the sweep leaves
+ * alone.  Walking from the newest CQE back to our consumer, the kept
+ * ones move towards the producer over the removed ones, then the
+ * consumer steps over the freed slots and is published.
+ */
+void rxe2_cq_clean(struct rxe2_cq *cq, uint32_t qpn, bool on_srq)
+{
+	struct rxe2_ring *ring = &cq->ring;
+	uint32_t producer, avail, idx, freed = 0;
+	struct rxe2_cqe cqe;
+
+	rxe2_cq_lock(cq);
+	if (rxe2_cq_avail(cq, &producer, &avail))
+		goto out;	/* a broken ring: the next poll says EIO */
+	for (idx = producer; idx-- != ring->mine;) {
+		uint8_t *slot = rxe2_ring_slot(ring, idx);
+
+		memcpy(&cqe, slot, sizeof(cqe));
+		if (rxe2_cqe_is_stale(&cqe, qpn, on_srq))
+			freed++;
+		else if (freed)
+			memcpy(rxe2_ring_slot(ring, idx + freed), slot,
+			       ring->slot_size);
+	}
+	if (freed) {
+		ring->mine += freed;
+		rxe2_cq_release(cq);
+	}
+out:
+	rxe2_cq_unlock(cq);
+}
+
 /* ------------------------------------------------------------------ */
 /* Extended polling: ibv_start_poll / ibv_next_poll / ibv_end_poll     */
 /* ------------------------------------------------------------------ */

@@ -352,18 +352,35 @@ struct ibv_qp *rxe2_create_qp(struct ibv_pd *ibpd,
 	return qp;
 }
 
+/* A QP gone to RESET: its completions leave its CQs (rxe2_cq_clean()) */
+static void rxe2_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	bool on_srq = ibqp->srq != NULL;
+
+	if (ibqp->send_cq)
+		rxe2_cq_clean(to_rcq(ibqp->send_cq), ibqp->qp_num, on_srq);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		rxe2_cq_clean(to_rcq(ibqp->recv_cq), ibqp->qp_num, on_srq);
+}
+
 int rxe2_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask)
 {
 	struct ib_uverbs_ex_modify_qp_resp resp = {};
 	struct ibv_modify_qp_ex cmd_ex = {};
 	struct ibv_modify_qp cmd = {};
+	int err;
 
 	if (attr_mask & IBV_QP_RATE_LIMIT)
-		return ibv_cmd_modify_qp_ex(ibqp, attr, attr_mask, &cmd_ex,
-					    sizeof(cmd_ex), &resp,
-					    sizeof(resp));
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+		err = ibv_cmd_modify_qp_ex(ibqp, attr, attr_mask, &cmd_ex,
+					   sizeof(cmd_ex), &resp, sizeof(resp));
+	else
+		err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd,
+					sizeof(cmd));
+	if (!err && (attr_mask & IBV_QP_STATE) &&
+	    attr->qp_state == IBV_QPS_RESET)
+		rxe2_qp_clean_cqs(ibqp);
+	return err;
 }
 
 /*

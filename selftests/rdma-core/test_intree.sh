@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 selftests=$(cd "$here/.." && pwd)
 . "$selftests/lib.sh"
 dev=${RXE2_DEV:-rxe2_0}
-: "${RXE2_INTREE_TESTS:=test_device test_cq_ex test_qp_ex test_wr_api test_rxe2dv}"
+: "${RXE2_INTREE_TESTS:=test_device test_cq_ex test_qp_ex test_wr_api test_rxe2dv test_send_ops test_first_error}"
 xwork=$(mktemp -d /tmp/test_intree.XXXXXX) || exit 1
 out=$xwork/out
 n=0 failed=0
@@ -179,23 +179,29 @@ for b in "${builds[@]}"; do
 				-p $port -n 5 -s 65536 -c $V4_A
 	fi
 
-	# Our selftests, built against Debian's libibverbs 44, over the
-	# build's libraries: one line each, with its counts.
+	# Our selftests, built against Debian's libibverbs 44 (or, those
+	# tools/rdma-core-intree built in BUILD/rxe2-selftests, against
+	# the build's own headers), over the build's libraries: one line
+	# each, with its counts.
 	for t in $RXE2_INTREE_TESTS; do
-		if [ ! -x "$selftests/$t" ]; then
+		exe=$selftests/$t hdrs="installed headers"
+		if [ -x "$b/rxe2-selftests/$t" ]; then
+			exe=$b/rxe2-selftests/$t hdrs="its own headers"
+		fi
+		if [ ! -x "$exe" ]; then
 			not_ok "$tag: $t (not built)"
 			continue
 		fi
-		timeout -k 5 "$(scaled 180)" "${run[@]}" "$selftests/$t" \
+		timeout -k 5 "$(scaled 180)" "${run[@]}" "$exe" \
 			>"$out" 2>&1 </dev/null
 		rc=$?
 		p=$(grep -c '^ok' "$out")
 		f=$(grep -c '^not ok' "$out")
 		plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$out" | head -n 1)
 		if [ $rc = 0 ] && [ "$f" = 0 ] && [ "$plan" = "$p" ]; then
-			ok "$tag: $t over its libraries: $p passed"
+			ok "$tag: $t ($hdrs) over its libraries: $p passed"
 		else
-			not_ok "$tag: $t over its libraries: rc $rc, $p passed, $f failed, plan ${plan:-none}"
+			not_ok "$tag: $t ($hdrs) over its libraries: rc $rc, $p passed, $f failed, plan ${plan:-none}"
 			grep -A8 '^not ok' "$out" | sed 's/^/#   /' | head -n 60
 			[ "$f" != 0 ] || tail -n 20 "$out" | sed 's/^/#   /'
 		fi

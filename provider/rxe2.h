@@ -490,6 +490,8 @@ struct ibv_mr *rxe2_mr_registered(struct rxe2_mr *mr, int err, int access);
 struct ibv_dm *rxe2_alloc_dm(struct ibv_context *ibctx,
 			     struct ibv_alloc_dm_attr *attr);
 int rxe2_free_dm(struct ibv_dm *ibdm);
+struct ibv_dm *rxe2_import_dm(struct ibv_context *ibctx, uint32_t dm_handle);
+void rxe2_unimport_dm(struct ibv_dm *ibdm);
 struct ibv_mr *rxe2_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 			      uint64_t dm_offset, size_t length,
 			      unsigned int access);

@@ -58,6 +58,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.detach_mcast = rxe2_detach_mcast,
 	.free_context = rxe2_free_context,
 	.get_srq_num = rxe2_get_srq_num,
+	.import_dm = rxe2_import_dm,
 	.import_mr = rxe2_import_mr,
 	.import_pd = rxe2_import_pd,
 	.modify_cq = rxe2_modify_cq,
@@ -87,6 +88,7 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.req_notify_cq = rxe2_req_notify_cq,
 	.rereg_mr = rxe2_rereg_mr,
 	.set_ece = rxe2_set_ece,
+	.unimport_dm = rxe2_unimport_dm,
 	.unimport_mr = rxe2_unimport_mr,
 	.unimport_pd = rxe2_unimport_pd,
 };

@@ -30,6 +30,7 @@ struct rxe2_dm {
 	struct ib_dm ibdm;
 	struct rxe2_mmap_entry *mme;	/* the pages; removed at dealloc */
 	u64 size;			/* bytes, page multiple */
+	u64 length;			/* bytes asked for: bounds the copies */
 };
 
 static struct rxe2_dm *to_rdm(struct ib_dm *ibdm)
@@ -66,6 +67,7 @@ struct ib_dm *rxe2_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
 	if (!dm)
 		return ERR_PTR(-ENOMEM);
 	dm->size = PAGE_ALIGN(attr->length);
+	dm->length = attr->length;
 	ret = rxe2_dm_charge(rdev, dm->size);
 	if (ret)
 		goto err_dm;
@@ -114,8 +116,23 @@ int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 }
 
 /*
+ * For ibv_import_dm() (RXE2_METHOD_DM_QUERY, rxe2_dv.c): where alloc
+ * put the pages on the context's fd, and the length asked for.  The
+ * caller holds the DM's uobject, so dealloc cannot remove the entry.
+ */
+void rxe2_dm_query(struct ib_dm *ibdm, u64 *mmap_offset, u64 *length)
+{
+	struct rxe2_dm *dm = to_rdm(ibdm);
+
+	*mmap_offset = rdma_user_mmap_get_offset(&dm->mme->rdma);
+	*length = dm->length;
+}
+
+/*
  * A zero-based MR over [offset, offset + length) of the DM (ib_core has
- * checked the range and IB_ZERO_BASED).
+ * checked the range and IB_ZERO_BASED).  A zero-length one is valid, as
+ * on mlx5 (and for ib_core): it has keys but no page, so every access
+ * of a byte or more fails the MR's bounds check.
  */
 struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
@@ -129,7 +146,7 @@ struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);
-	if (!attr->length || attr->offset + attr->length > dm->size)
+	if (attr->offset > dm->size || attr->length > dm->size - attr->offset)
 		return ERR_PTR(-EINVAL);
 	mr = rxe2_mr_alloc(ibpd, access, true);
 	if (IS_ERR(mr))

@@ -104,9 +104,50 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(rxe2_dm_alloc, UVERBS_OBJECT_DM,
 						 UVERBS_ATTR_TYPE(u64),
 						 UA_MANDATORY));
 
+/*
+ * RXE2_METHOD_DM_QUERY: ibv_import_dm() in a context sharing this one's
+ * ib_ucontext (a dup()ed or passed command fd) maps the same pages, and
+ * bounds its copies by the length asked for at alloc.  ib_uverbs found
+ * the handle in this file's own objects and holds the DM for reading,
+ * so a concurrent ibv_free_dm() waits for the query.
+ */
+static int UVERBS_HANDLER(RXE2_METHOD_DM_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_dm *ibdm = uverbs_attr_get_obj(attrs,
+						 RXE2_ATTR_QUERY_DM_HANDLE);
+	u64 offset, length;
+	int ret;
+
+	if (IS_ERR(ibdm))
+		return PTR_ERR(ibdm);
+	rxe2_dm_query(ibdm, &offset, &length);
+	ret = uverbs_copy_to(attrs, RXE2_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (ret)
+		return ret;
+	return uverbs_copy_to(attrs, RXE2_ATTR_QUERY_DM_RESP_LENGTH, &length,
+			      sizeof(length));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(RXE2_METHOD_DM_QUERY,
+			    UVERBS_ATTR_IDR(RXE2_ATTR_QUERY_DM_HANDLE,
+					    UVERBS_OBJECT_DM,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(RXE2_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(RXE2_ATTR_QUERY_DM_RESP_LENGTH,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(rxe2_dm_methods, UVERBS_OBJECT_DM,
+		   &UVERBS_METHOD(RXE2_METHOD_DM_QUERY));
+
 const struct uapi_definition rxe2_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &rxe2_mr_methods),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &rxe2_dm_alloc),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &rxe2_dm_methods),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &rxe2_srq_methods),
 	{},
 };

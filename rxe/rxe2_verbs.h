@@ -404,6 +404,7 @@ struct ib_dm *rxe2_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
 			    struct ib_dm_alloc_attr *attr,
 			    struct uverbs_attr_bundle *attrs);
 int rxe2_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+void rxe2_dm_query(struct ib_dm *ibdm, u64 *mmap_offset, u64 *length);
 struct ib_mr *rxe2_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			     struct ib_dm_mr_attr *attr,
 			     struct uverbs_attr_bundle *attrs);

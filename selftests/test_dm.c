@@ -2,15 +2,18 @@
 /*
  * Device memory: ibv_alloc_dm/ibv_free_dm within max_dm_size (exactly:
  * the module's default 4 MiB, charged in pages), ibv_memcpy_to_dm and
- * ibv_memcpy_from_dm byte-exact and bounded by the allocation,
- * ibv_reg_dm_mr (zero-based; range and access checked), a DM busy while
- * an MR is over it, and a DM MR on the data path: the target of remote
+ * ibv_memcpy_from_dm byte-exact, in 4-byte words as mlx5's (EINVAL
+ * otherwise) and bounded by the allocation (EFAULT), ibv_reg_dm_mr
+ * (zero-based; range and access checked; zero-length allowed), a DM
+ * busy while an MR is over it, ibv_import_dm in a second context over
+ * the command fd, and a DM MR on the data path: the target of remote
  * WRITE, READ and atomics, and the local memory of SEND and receive,
  * each checked through the copy verbs.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dp.h"
 #include "tap.h"
@@ -78,6 +81,31 @@ static void limits(void)
 		ibv_free_dm(x);
 }
 
+/*
+ * A copy both ways that must be refused with err, the DM left as it
+ * was.  A wrong answer to a huge length would read or write far past
+ * the buffers here: the test then fails by its crash.
+ */
+static void expect_copy_fails(struct ibv_dm *dm, const uint8_t *was,
+			      uint64_t off, size_t len, int err,
+			      const char *what)
+{
+	static uint8_t junk[2048], out[2048];
+
+	memset(junk, 0x5a, sizeof(junk));
+	tap_ret_errno(ibv_memcpy_to_dm(dm, off, junk, len), err,
+		      "memcpy_to_dm %s", what);
+	tap_ret_errno(ibv_memcpy_from_dm(out, dm, off, len), err,
+		      "memcpy_from_dm %s", what);
+	ibv_memcpy_from_dm(out, dm, 0, 1000);
+	tap_ok(!memcmp(out, was, 1000), "%s: the DM unchanged", what);
+}
+
+/*
+ * Copies answer as mlx5's: in 4-byte words, so an offset or length not
+ * a multiple of 4 is EINVAL, and a range outside the allocation (the
+ * 1000 bytes asked for, not the page) is EFAULT, checked first.
+ */
 static void copies(void)
 {
 	uint8_t in[3000], out[3000];
@@ -92,18 +120,36 @@ static void copies(void)
 	tap_ret_errno(ibv_memcpy_from_dm(out, dm, 0, 1000), 0,
 		      "memcpy_from_dm, all 1000 bytes");
 	tap_ret(dp_verify(out, 1000, 3), -1, "byte-exact");
-	tap_ret_errno(ibv_memcpy_to_dm(dm, 997, "abc", 3), 0,
-		      "memcpy_to_dm of 3 bytes at 997, unaligned");
-	tap_ret_errno(ibv_memcpy_from_dm(out, dm, 995, 5), 0,
-		      "memcpy_from_dm of 5 bytes at 995");
-	tap_ok(out[0] == in[995] && out[1] == in[996] &&
-	       !memcmp(out + 2, "abc", 3), "the bytes around and the new ones");
-	tap_ret_errno(ibv_memcpy_to_dm(dm, 990, in, 11), EINVAL,
-		      "memcpy_to_dm past the length asked for (not the page): EINVAL");
-	tap_ret_errno(ibv_memcpy_from_dm(out, dm, 1001, 0), EINVAL,
-		      "memcpy_from_dm at an offset past the end: EINVAL");
-	tap_ret_errno(ibv_memcpy_from_dm(out, dm, 0, (size_t)-1), EINVAL,
-		      "memcpy_from_dm of SIZE_MAX bytes: EINVAL");
+	tap_ret_errno(ibv_memcpy_to_dm(dm, 996, "abcd", 4), 0,
+		      "memcpy_to_dm of the last word, at 996");
+	memcpy(in + 996, "abcd", 4);
+	tap_ret_errno(ibv_memcpy_from_dm(out, dm, 988, 12), 0,
+		      "memcpy_from_dm of 12 bytes at 988");
+	tap_ok(!memcmp(out, in + 988, 8) && !memcmp(out + 8, "abcd", 4),
+	       "the words before and the new one");
+	tap_ret_errno(ibv_memcpy_to_dm(dm, 1000, in, 0), 0,
+		      "memcpy_to_dm of 0 bytes at the end");
+
+	expect_copy_fails(dm, in, 997, 3, EINVAL,
+			  "of 3 bytes at 997 (offset, length unaligned): EINVAL");
+	expect_copy_fails(dm, in, 1, 4, EINVAL,
+			  "of 4 bytes at 1 (offset unaligned): EINVAL");
+	expect_copy_fails(dm, in, 4, 6, EINVAL,
+			  "of 6 bytes at 4 (length unaligned): EINVAL");
+	expect_copy_fails(dm, in, 2, 0, EINVAL,
+			  "of 0 bytes at 2 (offset unaligned): EINVAL");
+	expect_copy_fails(dm, in, 992, 12, EFAULT,
+			  "of 12 bytes at 992, past the 1000 asked for (not the page): EFAULT");
+	expect_copy_fails(dm, in, 1004, 4, EFAULT,
+			  "at an offset past the end: EFAULT");
+	expect_copy_fails(dm, in, 997, 5, EFAULT,
+			  "past the end and unaligned: EFAULT first");
+	expect_copy_fails(dm, in, 0, 1004, EFAULT,
+			  "of 1004 bytes: EFAULT");
+	expect_copy_fails(dm, in, 8, (size_t)-4, EFAULT,
+			  "of SIZE_MAX - 3 bytes at 8 (wraps): EFAULT");
+	expect_copy_fails(dm, in, (uint64_t)-4, 8, EFAULT,
+			  "of 8 bytes at UINT64_MAX - 3 (wraps): EFAULT");
 	tap_ret_errno(ibv_free_dm(dm), 0, "ibv_free_dm");
 }
 
@@ -140,6 +186,21 @@ static void registration(void)
 			 "reg_dm_mr with ON_DEMAND");
 	expect_reg_fails(dm, 0, 4096, ZB | IBV_ACCESS_REMOTE_WRITE, EINVAL,
 			 "reg_dm_mr with remote write but no local write");
+	/* as on mlx5 (and ib_core): keys over no byte of the DM */
+	mr = ibv_reg_dm_mr(dev.pd, dm, MR_OFF, 0, ZB | IBV_ACCESS_LOCAL_WRITE);
+	if (tap_ok(mr != NULL, "reg_dm_mr of 0 bytes: %s",
+		   mr ? "ok" : strerror(errno))) {
+		tap_ok(mr->addr == NULL && mr->length == 0 &&
+		       mr->lkey == mr->rkey, "addr NULL, length 0, keys");
+		tap_ret_errno(ibv_free_dm(dm), EBUSY,
+			      "ibv_free_dm with a zero-length MR over it: EBUSY");
+		tap_ret_errno(ibv_dereg_mr(mr), 0, "ibv_dereg_mr of it");
+	}
+	mr = ibv_reg_dm_mr(dev.pd, dm, DM_LEN, 0, ZB | IBV_ACCESS_LOCAL_WRITE);
+	tap_ok(mr != NULL, "reg_dm_mr of 0 bytes at the DM's end: %s",
+	       mr ? "ok" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
 	mr = ibv_reg_dm_mr(dev.pd, dm, MR_OFF, MR_LEN,
 			   ZB | IBV_ACCESS_LOCAL_WRITE);
 	if (tap_ok(mr != NULL, "reg_dm_mr of 16 KiB at offset 128: %s",
@@ -253,12 +314,93 @@ out:
 	free(chk);
 }
 
+/*
+ * ibv_import_dm in a second context over a dup()ed command fd (as
+ * rdma-core's test_import_dm): the same pages, written on either side
+ * and read byte-exact on the other, the same handle and the length
+ * asked for as the copies' bound, an MR over the imported DM on the
+ * imported PD, handles that name no DM refused, and after unimport the
+ * DM still the exporter's.
+ */
+static void import(void)
+{
+	static uint8_t buf[6000], out[6000];
+	struct ibv_context *ctx2;
+	struct ibv_dm *dm, *idm;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	int fd;
+
+	dm = alloc_dm(sizeof(buf));
+	if (!tap_ok(dm != NULL, "ibv_alloc_dm of 6000 bytes to import"))
+		return;
+	dp_fill(buf, sizeof(buf), 21);
+	ibv_memcpy_to_dm(dm, 0, buf, sizeof(buf));
+	fd = dup(dev.ctx->cmd_fd);
+	ctx2 = fd < 0 ? NULL : ibv_import_device(fd);
+	if (!tap_ok(ctx2 != NULL, "ibv_import_device(dup of cmd_fd)")) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	errno = 0;
+	idm = ibv_import_dm(ctx2, dm->handle);
+	if (!tap_ok(idm != NULL, "ibv_import_dm: %s",
+		    idm ? "ok" : strerror(errno)))
+		goto out_ctx;
+	tap_ok(idm->handle == dm->handle && idm->context == ctx2,
+	       "the imported DM: the same handle, the importer's context");
+	memset(out, 0, sizeof(out));
+	tap_ret_errno(ibv_memcpy_from_dm(out, idm, 0, sizeof(out)), 0,
+		      "memcpy_from_dm of all 6000 bytes through the import");
+	tap_ret(dp_verify(out, sizeof(out), 21), -1,
+		"the exporter's bytes, byte-exact");
+	dp_fill(buf, 2000, 22);
+	tap_ret_errno(ibv_memcpy_to_dm(idm, 4000, buf, 2000), 0,
+		      "memcpy_to_dm of 2000 bytes at 4000 through the import");
+	memset(out, 0, sizeof(out));
+	ibv_memcpy_from_dm(out, dm, 4000, 2000);
+	tap_ret(dp_verify(out, 2000, 22), -1,
+		"the exporter reads them byte-exact");
+	tap_ret_errno(ibv_memcpy_from_dm(out, idm, 5996, 8), EFAULT,
+		      "the import is bounded by the 6000 bytes asked for: EFAULT");
+	tap_ret_errno(ibv_memcpy_to_dm(idm, 2, buf, 4), EINVAL,
+		      "and copies in words: EINVAL");
+
+	pd2 = ibv_import_pd(ctx2, dev.pd->handle);
+	mr = pd2 ? ibv_reg_dm_mr(pd2, idm, 0, 4096,
+				 ZB | IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (tap_ok(mr != NULL, "reg_dm_mr over the imported DM: %s",
+		   mr ? "ok" : strerror(errno))) {
+		tap_ret_errno(ibv_free_dm(dm), EBUSY,
+			      "that MR keeps the exporter's DM busy: EBUSY");
+		ibv_dereg_mr(mr);
+	}
+	if (pd2)
+		ibv_unimport_pd(pd2);
+	ibv_unimport_dm(idm);
+
+	tap_null_errno(ibv_import_dm(ctx2, 0x7fffffff), ENOENT,
+		       "ibv_import_dm of a handle that names nothing: ENOENT");
+	tap_null_errno(ibv_import_dm(ctx2, dev.pd->handle), EINVAL,
+		       "ibv_import_dm of a PD's handle: EINVAL");
+out_ctx:
+	ibv_close_device(ctx2);
+out:
+	memset(out, 0, sizeof(out));
+	ibv_memcpy_from_dm(out, dm, 4000, 2000);
+	tap_ret(dp_verify(out, 2000, 22), -1,
+		"after unimport the DM and its bytes are the exporter's");
+	tap_ret_errno(ibv_free_dm(dm), 0, "ibv_free_dm of the exported DM");
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
 	limits();
 	copies();
 	registration();
+	import();
 	data_path();
 	dp_close(&dev);
 	return tap_done();

@@ -515,6 +515,22 @@ enum rxe2_dm_alloc_attrs {
 	RXE2_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = RXE2_UVERBS_DRIVER_ID(0),	/* u64 */
 };
 
+/* Methods on UVERBS_OBJECT_DM */
+enum rxe2_dm_methods {
+	/*
+	 * ibv_import_dm(): what alloc answered (where the pages are on the
+	 * context's fd) and the length asked for, which the copy verbs of
+	 * the importer are bounded by
+	 */
+	RXE2_METHOD_DM_QUERY = RXE2_UVERBS_DRIVER_ID(0),
+};
+
+enum rxe2_dm_query_attrs {
+	RXE2_ATTR_QUERY_DM_HANDLE = RXE2_UVERBS_DRIVER_ID(0),	/* IDR, DM */
+	RXE2_ATTR_QUERY_DM_RESP_MMAP_OFFSET = RXE2_UVERBS_DRIVER_ID(1), /* u64 */
+	RXE2_ATTR_QUERY_DM_RESP_LENGTH = RXE2_UVERBS_DRIVER_ID(2),	/* u64 */
+};
+
 /* rxe2_query_mr_resp.ic_id_validity */
 enum rxe2_query_mr_validity {
 	RXE2_QUERY_MR_VALIDITY_RECV_IC_ID = 1 << 0,

@@ -621,6 +621,18 @@ static uint8_t rxe2_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return to_rcq_ex(ibcq)->cur.dlid_path_bits;
 }
 
+/*
+ * No CQE of rxe2 carries a VLAN (create_cq_ex refuses
+ * IBV_WC_EX_WITH_CVLAN): 0, as for a field a CQ did not ask for.  A
+ * reader all the same, since ibv_wc_read_cvlan() calls the pointer
+ * unchecked and a NULL one would crash the program.
+ */
+static uint16_t rxe2_read_cvlan(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
 /* the device clock (CLOCK_MONOTONIC, ns) when the kernel wrote the CQE */
 static uint64_t rxe2_read_completion_ts(struct ibv_cq_ex *ibcq)
 {
@@ -635,10 +647,9 @@ static uint64_t rxe2_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
 }
 
 /*
- * Every getter a CQE can answer is installed whatever wc_flags asked
- * for (a timestamp reads 0 in a CQ that did not ask for one); the ones
- * it cannot (VLAN) stay NULL, and create_cq_ex
- * refused the wc_flags that would use them.
+ * Every getter is installed whatever wc_flags asked for (a timestamp
+ * reads 0 in a CQ that did not ask for one, a VLAN always 0):
+ * libibverbs' ibv_wc_read_*() call them without a check.
  */
 void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 {
@@ -659,6 +670,7 @@ void rxe2_cq_install_ex_ops(struct rxe2_cq *cq)
 	ibcq->read_slid = rxe2_read_slid;
 	ibcq->read_sl = rxe2_read_sl;
 	ibcq->read_dlid_path_bits = rxe2_read_dlid_path_bits;
+	ibcq->read_cvlan = rxe2_read_cvlan;
 	ibcq->read_completion_ts = rxe2_read_completion_ts;
 	ibcq->read_completion_wallclock_ns = rxe2_read_completion_wallclock_ns;
 }

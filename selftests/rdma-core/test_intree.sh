@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 selftests=$(cd "$here/.." && pwd)
 . "$selftests/lib.sh"
 dev=${RXE2_DEV:-rxe2_0}
-: "${RXE2_INTREE_TESTS:=test_device test_cq_ex test_qp_ex test_wr_api test_rxe2dv test_send_ops test_first_error}"
+: "${RXE2_INTREE_TESTS:=test_device test_cq_ex test_qp_ex test_wr_api test_rxe2dv test_send_ops test_first_error test_dm test_verbs_audit}"
 xwork=$(mktemp -d /tmp/test_intree.XXXXXX) || exit 1
 out=$xwork/out
 n=0 failed=0

@@ -30,7 +30,8 @@ int rxe2_query_device_ex(struct ibv_context *ibctx,
 		attr->packet_pacing_caps.qp_rate_limit_max =
 			RXE2_RATE_LIMIT_MAX;
 		attr->packet_pacing_caps.supported_qpts =
-			1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD;
+			1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD |
+			1 << IBV_QPT_RAW_PACKET;
 	}
 	/* the RSS hash (rxe/rxe2_wq.c); the core passes the rest */
 	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +

@@ -395,6 +395,7 @@ void rxe2_pace_init(struct rxe2_qp *qp);
 void rxe2_pace_set(struct rxe2_qp *qp, u32 rate_kbps);
 bool rxe2_pace_may_send(struct rxe2_qp *qp);
 void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload);
+void rxe2_pace_frame_sent(struct rxe2_qp *qp, u32 frame_len);
 
 /* rxe2_resp.c */
 void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);

@@ -2,10 +2,10 @@
 /*
  * rxe2: packet pacing, IBV_QP_RATE_LIMIT (ibv_modify_qp_rate_limit()).
  *
- * A QP with a rate limit sends its request packets no faster than
- * rate_kbps: each packet moves pace_next, the earliest time the next one
- * may leave, by the time its bytes (headers and payload, as they go on
- * the wire) take at that rate.  A QP that was idle may catch up for at
+ * A QP with a rate limit sends its request packets (a raw packet QP its
+ * frames) no faster than rate_kbps: each packet moves pace_next, the
+ * earliest time the next one may leave, by the time its bytes (headers
+ * and payload, as they go on the wire) take at that rate.  A QP that was idle may catch up for at
  * most RXE2_PACE_SLACK_NS, so a burst after a pause stays short and a
  * late timer does not lower the average rate.  When the QP is ahead of
  * its rate, rxe2_req_run() stops and the pace timer runs it again at
@@ -21,6 +21,8 @@
 #define RXE2_PACE_SLACK_NS	(1000 * NSEC_PER_USEC)
 /* Ethernet (with FCS), IPv4, UDP and ICRC around the BTH and payload */
 #define RXE2_PACE_WIRE_EXTRA	(18 + 20 + 8 + 4)
+/* what a raw packet QP's frame, MAC header on, lacks on the wire */
+#define RXE2_PACE_FCS		4
 
 static enum hrtimer_restart rxe2_pace_timer(struct hrtimer *timer)
 {
@@ -63,14 +65,14 @@ bool rxe2_pace_may_send(struct rxe2_qp *qp)
 }
 
 /*
- * A packet of hdr_payload bytes (BTH on) went out.  Its time is kept
- * in ps: in whole ns a 64-byte packet at 100 Gbit/s (5.1 ns) would lose
- * a fifth of its time and the QP would run that much over its rate.
+ * wire_bytes went out.  Their time is kept in ps: in whole ns a 64-byte
+ * packet at 100 Gbit/s (5.1 ns) would lose a fifth of its time and the
+ * QP would run that much over its rate.
  */
-void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload)
+static void rxe2_pace_wire(struct rxe2_qp *qp, u32 wire_bytes)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u64 bits = (u64)(hdr_payload + RXE2_PACE_WIRE_EXTRA) * 8;
+	u64 bits = (u64)wire_bytes * 8;
 	u64 now = ktime_get_ns();
 	u64 ps;
 
@@ -83,4 +85,16 @@ void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload)
 	/* bits / (kbps * 1000) s = bits * 10^9 / kbps ps, < 2^46 */
 	ps = dp->pace_ps + div_u64(bits * NSEC_PER_SEC, dp->rate_kbps);
 	dp->pace_next += div_u64_rem(ps, 1000, &dp->pace_ps);
+}
+
+/* a RoCE packet of hdr_payload bytes (BTH on) went out */
+void rxe2_pace_sent(struct rxe2_qp *qp, u32 hdr_payload)
+{
+	rxe2_pace_wire(qp, hdr_payload + RXE2_PACE_WIRE_EXTRA);
+}
+
+/* a raw packet QP's frame of frame_len bytes (MAC header on) went out */
+void rxe2_pace_frame_sent(struct rxe2_qp *qp, u32 frame_len)
+{
+	rxe2_pace_wire(qp, frame_len + RXE2_PACE_FCS);
 }

@@ -421,17 +421,21 @@ static int rxe2_qp_check_attr(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 }
 
 /*
- * ib_core allows IB_QP_RATE_LIMIT only on raw packet QPs; rxe2 paces
- * the request packets of RC, UC and UD QPs (rxe2_pace.c), and takes a
- * limit where it could be sent: into RTS and in RTS.
+ * ib_core's state table allows IB_QP_RATE_LIMIT only on raw packet QPs
+ * (RTR -> RTS, RTS -> RTS); rxe2 paces the request packets of RC, UC
+ * and UD QPs as well (rxe2_pace.c), and the frames of a raw packet QP.
+ * A limit is taken where it could be sent: into RTS and in RTS.  An
+ * RSS QP has no send queue and is never modified at all.
  */
 static bool rxe2_qp_rate_limit_ok(struct rxe2_qp *qp, enum ib_qp_state cur,
 				  enum ib_qp_state new, int mask)
 {
+	enum ib_qp_type t = qp->ibqp.qp_type;
+
 	if (!(mask & IB_QP_RATE_LIMIT))
 		return true;
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC &&
-	    qp->ibqp.qp_type != IB_QPT_UD)
+	if (t != IB_QPT_RC && t != IB_QPT_UC && t != IB_QPT_UD &&
+	    t != IB_QPT_RAW_PACKET)
 		return false;
 	return new == IB_QPS_RTS && (cur == IB_QPS_RTR || cur == IB_QPS_RTS);
 }

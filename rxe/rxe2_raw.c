@@ -10,7 +10,8 @@
  * a VLAN header.  It goes to dev_queue_xmit() and completes once handed
  * over, as a NIC completes a frame once it is on the wire; a frame the
  * link then drops is lost as it would be there.  IBV_SEND_IP_CSUM has
- * the IPv4 header checksum and the TCP or UDP checksum written.
+ * the IPv4 header checksum and the TCP or UDP checksum written.  A rate
+ * limit paces the frames (rxe2_pace.c).
  *
  * Receive: the whole frame, MAC header first (a VLAN tag the netdev took
  * out is put back), into a receive WQE; IBV_WC_IP_CSUM_OK when it is IP
@@ -178,6 +179,8 @@ int rxe2_raw_send(struct rxe2_qp *qp, u32 idx)
 	/* a link that is down drops it, as a NIC's would */
 	dev_queue_xmit(skb);
 	rxe2_qp_count_pkt(qp, true, len);
+	if (qp->dp.rate_kbps)
+		rxe2_pace_frame_sent(qp, len);
 
 	info->state = RXE2_WQE_DONE;
 	qp->dp.req_next++;

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Packet pacing: IBV_QP_RATE_LIMIT (ibv_modify_qp_rate_limit and
- * ibv_modify_qp) on RC, UC and UD QPs.
+ * ibv_modify_qp) on RC, UC, UD and raw packet QPs.
  *
  * The device reports its range in packet_pacing_caps and refuses a
  * rate outside it, a burst size, and a QP not going into or staying in
  * RTS.  A paced transfer can take no less time than its payload needs
  * at the rate (a slower machine only makes it longer, so the bound is
- * safe under TCG); its data still arrives byte-exact.  A QP destroyed
- * while its pacing timer waits goes cleanly.
+ * safe under TCG); its data still arrives byte-exact.  A raw packet
+ * QP's frames are paced the same way (ib_core allows the attribute on
+ * raw packet QPs in the first place) and leave byte for byte, as a tap
+ * on the netdev shows.  A QP destroyed while its pacing timer waits
+ * goes cleanly.
  */
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,8 +75,9 @@ static void test_caps(void)
 	tap_ret(a.packet_pacing_caps.qp_rate_limit_max, RATE_MAX,
 		"qp_rate_limit_max 100 Gbit/s");
 	tap_ret(a.packet_pacing_caps.supported_qpts,
-		1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD,
-		"supported_qpts: RC, UC, UD");
+		1 << IBV_QPT_RC | 1 << IBV_QPT_UC | 1 << IBV_QPT_UD |
+		1 << IBV_QPT_RAW_PACKET,
+		"supported_qpts: RC, UC, UD, RAW_PACKET");
 }
 
 /* the limits of the verb, on a connected RC pair */
@@ -319,6 +326,170 @@ static void test_destroy_paced(void)
 	dp_qp_free(&b);
 }
 
+/* raw packet QPs: RAW_FRAMES frames of RAW_LEN bytes, paced */
+#define RAW_FRAMES 32
+#define RAW_LEN 1514		/* a whole 1500-byte MTU frame */
+#define RAW_KBPS 2000u
+#define RAW_ETHERTYPE 0x88b5	/* IEEE local experimental */
+
+static struct ibv_qp *raw_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = RAW_FRAMES, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(dev.pd, &a);
+}
+
+/* frame i: to an unused MAC, our ethertype, a payload of its own */
+static void raw_frame(uint8_t *f, int i)
+{
+	static const uint8_t dst[6] = { 2, 0, 0, 0, 0x77, 0x77 };
+
+	memcpy(f, dst, 6);
+	memcpy(f + 6, dst, 6);
+	f[11] = 0x78;
+	f[12] = RAW_ETHERTYPE >> 8;
+	f[13] = RAW_ETHERTYPE & 0xff;
+	dp_fill(f + 14, RAW_LEN - 14, 100 + (uint32_t)i);
+}
+
+/* post the RAW_FRAMES frames in buf; seconds until the last completes */
+static double raw_burst(struct ibv_qp *qp, struct ibv_cq *cq)
+{
+	struct ibv_wc wc[RAW_FRAMES];
+	double t0 = now_s();
+	int i, n = 0, got;
+
+	for (i = 0; i < RAW_FRAMES; i++)
+		if (dp_post_send1(qp, (uint64_t)i, IBV_WR_SEND,
+				  buf + (size_t)i * 2048, RAW_LEN, mr->lkey,
+				  0, 0, 0))
+			return -1;
+	while (n < RAW_FRAMES) {
+		got = dp_poll(cq, wc, RAW_FRAMES - n, DP_WAIT_MS);
+		if (got <= 0)
+			return -1;
+		for (i = 0; i < got; i++)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				tap_diag("  frame %llu: %s",
+					 (unsigned long long)wc[i].wr_id,
+					 dp_status_str(wc[i].status));
+				return -1;
+			}
+		n += got;
+	}
+	return now_s() - t0;
+}
+
+/* the frames the tap saw leave, in order and byte for byte */
+static int raw_tapped(int fd)
+{
+	static uint8_t f[RAW_LEN];
+	uint8_t b[2048];
+	int n = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct sockaddr_ll sll;
+		socklen_t sl = sizeof(sll);
+		ssize_t len;
+
+		if (poll(&p, 1, 1000 * time_scale()) != 1)
+			return n;
+		len = recvfrom(fd, b, sizeof(b), 0, (struct sockaddr *)&sll,
+			       &sl);
+		if (len < 14 || sll.sll_pkttype != PACKET_OUTGOING ||
+		    b[12] != RAW_ETHERTYPE >> 8 ||
+		    b[13] != (RAW_ETHERTYPE & 0xff))
+			continue;
+		raw_frame(f, n);
+		if (len != RAW_LEN || memcmp(b, f, RAW_LEN)) {
+			tap_diag("  tapped frame %d: %zd bytes, not as sent",
+				 n, len);
+			return -1;
+		}
+		if (++n == RAW_FRAMES)
+			return n;
+	}
+}
+
+static void test_raw(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(dev.ctx, 2 * RAW_FRAMES, NULL,
+					  NULL, 0);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = PORT };
+	double t, need;
+	char filter[32];
+	struct ibv_qp *qp;
+	int fd, i;
+
+	qp = cq ? raw_qp(cq) : NULL;
+	if (!qp)
+		tap_bail("raw packet QP: %s", strerror(errno));
+	tap_ret_errno(set_rate(qp, RAW_KBPS, 0), EINVAL,
+		      "RAW: a QP in RESET takes no rate limit -> EINVAL");
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PORT))
+		tap_bail("raw QP to INIT: %s", strerror(errno));
+	at.qp_state = IBV_QPS_RTR;
+	at.rate_limit = RAW_KBPS;
+	tap_ret_errno(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_RATE_LIMIT),
+		      EINVAL, "RAW: INIT -> RTR with IBV_QP_RATE_LIMIT -> EINVAL");
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE))
+		tap_bail("raw QP to RTR: %s", strerror(errno));
+	at.qp_state = IBV_QPS_RTS;
+	tap_ret_errno(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_RATE_LIMIT),
+		      0, "RAW: RTR -> RTS with IBV_QP_RATE_LIMIT %u kbps",
+		      RAW_KBPS);
+	tap_ret_errno(set_rate(qp, RATE_MIN - 1, 0), EINVAL,
+		      "RAW: rate 999 kbps -> EINVAL");
+	tap_ret_errno(set_rate(qp, RAW_KBPS, 4096), EINVAL,
+		      "RAW: a burst size -> EINVAL");
+	tap_ret_errno(set_rate(qp, RAW_KBPS, 0), 0,
+		      "RAW: ibv_modify_qp_rate_limit %u kbps in RTS", RAW_KBPS);
+	snprintf(filter, sizeof(filter), "lqpn %u", qp->qp_num);
+	tap_ok(dp_res_detail(dev.name, "qp", filter, "rate_kbps", "2000"),
+	       "RAW: rdma resource show qp -dd: rate_kbps 2000");
+
+	for (i = 0; i < RAW_FRAMES; i++)
+		raw_frame(buf + (size_t)i * 2048, i);
+	fd = dp_packet_socket(&dev, 1 << 20);
+	if (fd < 0)
+		tap_bail("packet socket on %s: %s", dp_netdev(&dev),
+			 strerror(errno));
+	/* the first frame goes at once, the slack lets some more go early */
+	need = wire_time((RAW_FRAMES - 1) * (RAW_LEN + 4.0), RAW_KBPS) -
+	       PACE_SLACK;
+	t = raw_burst(qp, cq);
+	tap_ok(t >= need,
+	       "RAW: %d frames of %d B at %u kbps took %.3f s (at least %.3f s)",
+	       RAW_FRAMES, RAW_LEN, RAW_KBPS, t, need);
+	tap_ret(raw_tapped(fd), RAW_FRAMES,
+		"RAW: all %d paced frames left byte for byte, in order",
+		RAW_FRAMES);
+
+	tap_ret_errno(set_rate(qp, 0, 0), 0, "RAW: rate 0 lifts the limit");
+	t = raw_burst(qp, cq);
+	tap_diag("  unpaced: %.3f s", t);
+	tap_ret(raw_tapped(fd), RAW_FRAMES,
+		"RAW: unpaced, all %d frames left byte for byte", RAW_FRAMES);
+	close(fd);
+
+	/* destroyed while 48 KB at 1 Mbit/s (0.4 s) wait to be sent */
+	tap_ret_errno(set_rate(qp, RATE_MIN, 0), 0, "RAW: rate 1000 kbps");
+	for (i = 0; i < RAW_FRAMES; i++)
+		dp_post_send1(qp, (uint64_t)i, IBV_WR_SEND,
+			      buf + (size_t)i * 2048, RAW_LEN, mr->lkey, 0, 0,
+			      0);
+	tap_ret_errno(ibv_destroy_qp(qp), 0,
+		      "RAW: ibv_destroy_qp while its frames are paced");
+	ibv_destroy_cq(cq);
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
@@ -331,6 +502,7 @@ int main(void)
 	test_ud();
 	test_lift();
 	test_destroy_paced();
+	test_raw();
 	ibv_dereg_mr(mr);
 	dp_close(&dev);
 	return tap_done();

@@ -446,6 +446,8 @@ bool rxe2_tm_sq_release(struct rxe2_qp *qp,
 
 /* rxe2_raw.c: raw packet QPs; rxe2_flow.c steers frames to them */
 int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);
+void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
+			bool sniffed);
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb);
 /* rxe2_wq.c: an RSS QP's frames into its WQs */
 struct rxe2_wq *rxe2_rss_wq(struct rxe2_qp *qp, const struct sk_buff *skb);

@@ -454,31 +454,46 @@ static u32 rxe2_flow_frame_len(const struct sk_buff *skb)
 	return len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
 }
 
+/*
+ * How a frame meets the flows: from the wire (every flow), or looped
+ * back inside the device from one of its raw packet QPs (rxe2_raw.c).
+ * A looped frame that also left on the wire was seen by the sniffers as
+ * it left; a QP made with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK does not
+ * get its own multicast back.
+ */
+struct rxe2_flow_src {
+	bool sniffed;
+	const struct rxe2_qp *blocked;	/* NULL: every QP may get it */
+};
+
 /* a frame the flow took: counted, then dropped or copied to its QP */
 static void rxe2_flow_take(struct rxe2_flow *fl, struct sk_buff *skb,
-			   bool *drop)
+			   const struct rxe2_flow_src *src, bool *drop)
 {
 	if (fl->count.ctr)
 		rxe2_flow_count(&fl->count, rxe2_flow_frame_len(skb));
 	if (fl->drop)
 		*drop = true;
-	else
+	else if (fl->qp != src->blocked)
 		rxe2_flow_deliver(fl, skb);
 }
 
-static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
-				      const struct nf_hook_state *state)
+/*
+ * The frame through the flow list (under RCU); whether a drop flow took
+ * it.  skb->data is its network header, the MAC header set.
+ */
+static bool rxe2_flow_run(struct rxe2_dev *rdev, struct sk_buff *skb,
+			  const struct rxe2_flow_src *src)
 {
-	struct rxe2_dev *rdev = priv;
 	struct rxe2_flow_fields f;
 	bool parsed = false, taken = false, mc_taken = false, drop = false;
 	struct rxe2_flow *fl;
 
-	if (!READ_ONCE(rdev->port_active) || !skb_mac_header_was_set(skb))
-		return NF_ACCEPT;
 	list_for_each_entry_rcu(fl, &rdev->flows, node) {
 		switch (fl->type) {
 		case IB_FLOW_ATTR_SNIFFER:
+			if (src->sniffed)
+				continue;
 			break;
 		case IB_FLOW_ATTR_NORMAL:
 			if (taken)
@@ -504,15 +519,62 @@ static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
 		default:
 			continue;
 		}
-		rxe2_flow_take(fl, skb, &drop);
+		rxe2_flow_take(fl, skb, src, &drop);
 	}
-	return drop ? NF_DROP : NF_ACCEPT;
+	return drop;
+}
+
+static unsigned int rxe2_flow_ingress(void *priv, struct sk_buff *skb,
+				      const struct nf_hook_state *state)
+{
+	static const struct rxe2_flow_src wire = {};
+	struct rxe2_dev *rdev = priv;
+
+	if (!READ_ONCE(rdev->port_active) || !skb_mac_header_was_set(skb))
+		return NF_ACCEPT;
+	return rxe2_flow_run(rdev, skb, &wire) ? NF_DROP : NF_ACCEPT;
+}
+
+/*
+ * A frame a raw packet QP of the device sent, looped back to the
+ * device's own flows as a NIC's internal switch does (the rule is
+ * rxe2_raw.c's).  skb is the frame, MAC header first, the device's
+ * own: it is consumed.  It is made to look as it would arriving - the
+ * MAC header pulled, a VLAN tag taken out into the skb - so that the
+ * flows, RSS and placement see what they see of a frame from the wire.
+ * Process context: the hooks' RCU is taken here.
+ */
+void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
+			bool sniffed)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(sender);
+	struct rxe2_flow_src src = { .sniffed = sniffed };
+
+	if (list_empty_careful(&rdev->flows) ||
+	    !READ_ONCE(rdev->port_active)) {
+		kfree_skb(skb);
+		return;
+	}
+	skb->protocol = eth_type_trans(skb, rdev->ndev);
+	if (eth_type_vlan(skb->protocol)) {
+		skb = skb_vlan_untag(skb);	/* frees it on failure */
+		if (!skb)
+			return;
+	}
+	if (sender->block_mcast_lb &&
+	    is_multicast_ether_addr(eth_hdr(skb)->h_dest))
+		src.blocked = sender;
+	rcu_read_lock();
+	rxe2_flow_run(rdev, skb, &src);
+	rcu_read_unlock();
+	kfree_skb(skb);
 }
 
 /* frames leaving: the sniffers only (they come first in the list) */
 static unsigned int rxe2_flow_egress(void *priv, struct sk_buff *skb,
 				     const struct nf_hook_state *state)
 {
+	static const struct rxe2_flow_src out = {};
 	struct rxe2_dev *rdev = priv;
 	struct rxe2_flow *fl;
 	bool drop = false;	/* a sniffer has no drop action */
@@ -523,7 +585,7 @@ static unsigned int rxe2_flow_egress(void *priv, struct sk_buff *skb,
 	list_for_each_entry_rcu(fl, &rdev->flows, node) {
 		if (fl->type != IB_FLOW_ATTR_SNIFFER)
 			break;
-		rxe2_flow_take(fl, skb, &drop);
+		rxe2_flow_take(fl, skb, &out, &drop);
 	}
 	return NF_ACCEPT;
 }

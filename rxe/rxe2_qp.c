@@ -133,7 +133,8 @@ static int rxe2_qp_check_objects(const struct ib_qp_init_attr *init)
 /*
  * A create flag the device does not advertise is EOPNOTSUPP (as mlx5
  * answers); the one it has, blocking the loopback of the QP's own
- * multicast sends, only means something for UD.
+ * multicast sends, only means something for UD and raw packet QPs (as
+ * on mlx5, which takes it on both).
  */
 static int rxe2_qp_check_create_flags(struct rxe2_dev *rdev,
 				      const struct ib_qp_init_attr *init)
@@ -145,7 +146,8 @@ static int rxe2_qp_check_create_flags(struct rxe2_dev *rdev,
 	if ((flags & ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) ||
 	    !(rdev->attr.kernel_cap_flags & IBK_BLOCK_MULTICAST_LOOPBACK))
 		return -EOPNOTSUPP;
-	return init->qp_type == IB_QPT_UD ? 0 : -EINVAL;
+	return init->qp_type == IB_QPT_UD ||
+	       init->qp_type == IB_QPT_RAW_PACKET ? 0 : -EINVAL;
 }
 
 static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,

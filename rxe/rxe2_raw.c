@@ -7,11 +7,12 @@
  *
  * Send: a SEND WQE's gather list is one frame, MAC header first, at
  * least ETH_HLEN bytes and at most the netdev's MTU plus an Ethernet and
- * a VLAN header.  It goes to dev_queue_xmit() and completes once handed
- * over, as a NIC completes a frame once it is on the wire; a frame the
- * link then drops is lost as it would be there.  IBV_SEND_IP_CSUM has
- * the IPv4 header checksum and the TCP or UDP checksum written.  A rate
- * limit paces the frames (rxe2_pace.c).
+ * a VLAN header.  It goes to dev_queue_xmit(), to the device's own
+ * flows, or both (rxe2_raw_out()), and completes once handed over, as a
+ * NIC completes a frame once it is on the wire; a frame the link then
+ * drops is lost as it would be there.  IBV_SEND_IP_CSUM has the IPv4
+ * header checksum and the TCP or UDP checksum written.  A rate limit
+ * paces the frames (rxe2_pace.c).
  *
  * Receive: the whole frame, MAC header first (a VLAN tag the netdev took
  * out is put back), into a receive WQE; IBV_WC_IP_CSUM_OK when it is IP
@@ -19,6 +20,7 @@
  * frame longer than the WQE's buffers is dropped and counted (rx_too_long)
  * and the WQE kept: no sender can break the QP.
  */
+#include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -135,6 +137,39 @@ static __be16 rxe2_raw_l3(const u8 *frame, u32 len, u32 *off)
 	return type;
 }
 
+/*
+ * Where a frame goes, as on mlx5 with the vport's local loopback on
+ * (which mlx5_ib turns on for its user contexts and raw QPs): unicast
+ * to the netdev's own MAC stays inside the device, to its flows only;
+ * multicast and broadcast go to the wire and to the flows (a sniffer
+ * sees them once, leaving); other unicast goes to the wire only.  Every
+ * QP may get a frame back, also the sender itself, except that one made
+ * with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK is not given its own
+ * multicast.  On a loopback netdev the netdev brings every frame back
+ * itself.  A link that is down drops the frame, as a NIC's would.
+ */
+static void rxe2_raw_out(struct rxe2_qp *qp, struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	const u8 *dst = eth_hdr(skb)->h_dest;
+	bool to_self = ether_addr_equal(dst, ndev->dev_addr);
+	bool loop = to_self || is_multicast_ether_addr(dst);
+	struct sk_buff *c;
+
+	if (ndev->flags & IFF_LOOPBACK || !loop) {
+		dev_queue_xmit(skb);
+		return;
+	}
+	if (to_self) {
+		rxe2_flow_loopback(qp, skb, false);
+		return;
+	}
+	c = skb_clone(skb, GFP_KERNEL);
+	dev_queue_xmit(skb);
+	if (c)
+		rxe2_flow_loopback(qp, c, true);
+}
+
 /* Send one frame; an IB_WC_* status when the WQE is at fault. */
 int rxe2_raw_send(struct rxe2_qp *qp, u32 idx)
 {
@@ -176,8 +211,7 @@ int rxe2_raw_send(struct rxe2_qp *qp, u32 idx)
 	skb_reset_mac_header(skb);
 	skb_set_network_header(skb, nh_off);
 	skb->protocol = ((struct ethhdr *)frame)->h_proto;
-	/* a link that is down drops it, as a NIC's would */
-	dev_queue_xmit(skb);
+	rxe2_raw_out(qp, skb);
 	rxe2_qp_count_pkt(qp, true, len);
 	if (qp->dp.rate_kbps)
 		rxe2_pace_frame_sent(qp, len);

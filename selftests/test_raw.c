@@ -31,6 +31,13 @@
  *  9. WQs and RSS: the device's Toeplitz (checked against Microsoft's
  *     vector by the test's own) puts each frame in the WQ the test
  *     predicts; WQ states; the errors; teardown under a flood;
+ *  9b. loopback inside the device, as mlx5's: what a raw QP sends to a
+ *     multicast MAC (rdma-core's), to broadcast or to the port's own MAC
+ *     reaches the device's flows (the sender's too, byte for byte; not a
+ *     BLOCK_SELF_MCAST_LB QP's own multicast), multicast and broadcast
+ *     the wire as well, own-MAC unicast not; other unicast only the
+ *     wire; a sniffer sees each once; RSS QPs and completion timestamps
+ *     on looped frames;
  * 10. churn: flows made and destroyed under a flood; the netdev deleted
  *     under a flow and a flood;
  * 11. everything released: `rdma resource show` back where it was.
@@ -52,6 +59,7 @@
 #include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dp.h"
@@ -283,9 +291,10 @@ struct rq {
 	uint32_t buflen;	/* posted per receive */
 };
 
-static struct ibv_qp *raw_qp_create(struct ibv_cq *cq, struct ibv_srq *srq)
+static struct ibv_qp *raw_qp_create_flags(struct ibv_cq *cq,
+					  struct ibv_srq *srq, uint32_t flags)
 {
-	struct ibv_qp_init_attr a = {
+	struct ibv_qp_init_attr_ex a = {
 		.send_cq = cq,
 		.recv_cq = cq,
 		.srq = srq,
@@ -293,9 +302,18 @@ static struct ibv_qp *raw_qp_create(struct ibv_cq *cq, struct ibv_srq *srq)
 		.cap = { .max_send_wr = 32, .max_recv_wr = NRECV + 1,
 			 .max_send_sge = 2, .max_recv_sge = 2,
 			 .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     (flags ? IBV_QP_INIT_ATTR_CREATE_FLAGS : 0),
+		.pd = pd,
+		.create_flags = flags,
 	};
 
-	return ibv_create_qp(pd, &a);
+	return ibv_create_qp_ex(ctx, &a);
+}
+
+static struct ibv_qp *raw_qp_create(struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	return raw_qp_create_flags(cq, srq, 0);
 }
 
 static int raw_qp_ready(struct ibv_qp *qp)
@@ -320,7 +338,8 @@ static void rq_post(struct rq *r, int i)
 		tap_bail("post_recv on a raw QP failed");
 }
 
-static void rq_open(struct rq *r, uint32_t buflen)
+/* a raw QP made with create flags, RTS, NRECV receives posted; or false */
+static bool rq_open_flags(struct rq *r, uint32_t buflen, uint32_t flags)
 {
 	int i;
 
@@ -330,12 +349,19 @@ static void rq_open(struct rq *r, uint32_t buflen)
 	r->mr = r->cq && r->buf ?
 		ibv_reg_mr(pd, r->buf, (size_t)NRECV * BUF,
 			   IBV_ACCESS_LOCAL_WRITE) : NULL;
-	r->qp = r->mr ? raw_qp_create(r->cq, NULL) : NULL;
+	r->qp = r->mr ? raw_qp_create_flags(r->cq, NULL, flags) : NULL;
 	if (!r->qp || raw_qp_ready(r->qp))
-		tap_bail("raw QP: %s", strerror(errno));
+		return false;
 	r->buflen = buflen;
 	for (i = 0; i < NRECV; i++)
 		rq_post(r, i);
+	return true;
+}
+
+static void rq_open(struct rq *r, uint32_t buflen)
+{
+	if (!rq_open_flags(r, buflen, 0))
+		tap_bail("raw QP: %s", strerror(errno));
 }
 
 static void rq_close(struct rq *r)
@@ -1232,6 +1258,275 @@ static void test_flow_tag(void)
 	free(buf);
 }
 
+/* ------------------------------------------------------------------ */
+/* Loopback inside the device                                          */
+/* ------------------------------------------------------------------ */
+
+static void peer_drain(void);
+
+/* rdma-core's raw traffic tests send to this multicast MAC */
+static const uint8_t mac_rc_mc[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+static const uint8_t mac_bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* a UDP frame the device sends: from its MAC and address to dst */
+static void frame_from_dev(struct frame *f, const uint8_t *dst, uint32_t dip,
+			   uint16_t sport, uint16_t dport, size_t n,
+			   uint32_t seed)
+{
+	frame_udp4(f, dst, -1, IP_DEV, dip, sport, dport, n, seed);
+	memcpy(f->b + 6, mac_dev, 6);	/* outside every checksum */
+}
+
+/* a NORMAL flow: eth dst, IPv4 dst dip, UDP to dport */
+static struct ibv_flow *flow_udp_to(struct ibv_qp *qp, const uint8_t *dst,
+				    uint32_t dip, uint16_t dport,
+				    uint16_t prio, uint32_t flags)
+{
+	struct flow_req r;
+
+	flow_init(&r, IBV_FLOW_ATTR_NORMAL, prio, flags);
+	flow_eth(&r, dst, -1, false);
+	flow_ip4(&r, dip);
+	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
+	return flow_create(qp, &r);
+}
+
+/* whether the peer gets f, byte for byte, within ms */
+static bool peer_got(const struct frame *f, int ms)
+{
+	uint64_t end = dp_now_ms() + (uint64_t)ms * time_scale();
+	uint8_t got[BUF];
+	ssize_t n;
+
+	do {
+		n = peer_recv(got, sizeof(got), ms);
+		if (n == (ssize_t)f->len && !memcmp(got, f->b, f->len))
+			return true;
+	} while (n >= 0 && dp_now_ms() < end);
+	return false;
+}
+
+/*
+ * A QP's frame back to itself: its CQ has the send's completion and the
+ * receive's, in either order; the receive byte for byte.
+ */
+static bool raw_send_self(struct rq *r, const struct frame *f)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, (void *)f->b, BUF, 0);
+	bool sent = false, got = false;
+	struct ibv_wc wc;
+	int i;
+
+	if (!mr || dp_post_send1(r->qp, 77, IBV_WR_SEND, f->b,
+				 (uint32_t)f->len, mr->lkey, 0, 0, 0))
+		return false;
+	for (i = 0; i < 2 && dp_poll(r->cq, &wc, 1, DP_WAIT_MS) == 1; i++) {
+		if (wc.opcode == IBV_WC_SEND) {
+			sent = wc.status == IBV_WC_SUCCESS;
+			continue;
+		}
+		got = wc.status == IBV_WC_SUCCESS && wc.byte_len == f->len &&
+		      !memcmp(r->buf + wc.wr_id * BUF, f->b, f->len) &&
+		      (wc.wc_flags & IBV_WC_IP_CSUM_OK);
+		rq_post(r, (int)wc.wr_id);
+	}
+	ibv_dereg_mr(mr);
+	if (!sent || !got)
+		tap_diag("  own frame: sent %d, received back %d", sent, got);
+	return sent && got;
+}
+
+/*
+ * What a raw QP sends reaches the device's own flows as on mlx5 with its
+ * local loopback: multicast and broadcast both ways (flows and wire),
+ * unicast to the port's own MAC to the flows only, other unicast to the
+ * wire only; the sender may get its own frame unless made with
+ * BLOCK_SELF_MCAST_LB (multicast only); a sniffer sees each frame once.
+ */
+static void test_loopback(struct rq *a, struct rq *b, struct rq *c)
+{
+	struct ibv_flow *fl, *fl2;
+	struct frame f;
+	struct rq s;
+
+	peer_drain();
+	fl = flow_udp_to(b->qp, mac_rc_mc, 0x02020202, 6200, 0, 0);
+	tap_ok(fl != NULL, "loopback: B's flow for rdma-core's multicast MAC");
+	frame_from_dev(&f, mac_rc_mc, 0x02020202, 1, 6200, 300, 40);
+	tap_ret(raw_send(a, &f, IBV_SEND_IP_CSUM), IBV_WC_SUCCESS,
+		"loopback: A sends it (multicast MAC, UDP 6200)");
+	rq_got(b, &f, true, "loopback: multicast from A to B's flow");
+	tap_ok(peer_got(&f, 2000), "loopback: the multicast frame on the wire too");
+	ibv_destroy_flow(fl);
+
+	fl = flow_udp_to(b->qp, mac_bc, 0xc61209ff, 6201, 0, 0);
+	frame_from_dev(&f, mac_bc, 0xc61209ff, 2, 6201, 64, 41);
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS, "loopback: A broadcasts");
+	rq_got(b, &f, true, "loopback: broadcast from A to B's flow");
+	tap_ok(peer_got(&f, 2000), "loopback: the broadcast on the wire too");
+	ibv_destroy_flow(fl);
+
+	fl = flow_udp(b->qp, 6202, 0, 0);
+	frame_from_dev(&f, mac_dev, IP_DEV, 3, 6202, 1000, 42);
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS,
+		"loopback: A sends to the port's own MAC");
+	rq_got(b, &f, true, "loopback: unicast to the own MAC to B's flow");
+	tap_ok(!peer_got(&f, 500), "loopback: and not to the wire");
+	ibv_destroy_flow(fl);
+
+	fl = flow_udp_to(b->qp, mac_peer, IP_PEER, 6203, 0, 0);
+	frame_from_dev(&f, mac_peer, IP_PEER, 4, 6203, 100, 43);
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS,
+		"loopback: A sends to the peer's MAC");
+	tap_ok(peer_got(&f, 2000), "loopback: unicast to another MAC: the wire");
+	rq_none(b, "loopback: unicast to another MAC: not B's flow");
+	ibv_destroy_flow(fl);
+
+	/* the sender's own flow */
+	fl = flow_udp_to(a->qp, mac_rc_mc, 0x02020202, 6204, 0, 0);
+	frame_from_dev(&f, mac_rc_mc, 0x02020202, 5, 6204, 80, 44);
+	tap_ok(raw_send_self(a, &f), "loopback: A gets its own multicast");
+	ibv_destroy_flow(fl);
+	fl = flow_udp(a->qp, 6204, 0, 0);
+	frame_from_dev(&f, mac_dev, IP_DEV, 5, 6204, 80, 45);
+	tap_ok(raw_send_self(a, &f), "loopback: A gets its own unicast");
+	ibv_destroy_flow(fl);
+
+	/* BLOCK_SELF_MCAST_LB: not its own multicast; unicast still */
+	if (!tap_ok(rq_open_flags(&s, BUF, IBV_QP_CREATE_BLOCK_SELF_MCAST_LB),
+		    "loopback: a raw QP with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB")) {
+		tap_diag("  %s", strerror(errno));
+		if (s.qp)
+			ibv_destroy_qp(s.qp);
+		ibv_dereg_mr(s.mr);
+		ibv_destroy_cq(s.cq);
+		free(s.buf);
+		goto sniffer;
+	}
+	fl = flow_udp_to(s.qp, mac_rc_mc, 0x02020202, 6205, 0,
+			 IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	fl2 = flow_udp_to(b->qp, mac_rc_mc, 0x02020202, 6205, 1, 0);
+	frame_from_dev(&f, mac_rc_mc, 0x02020202, 6, 6205, 70, 46);
+	tap_ret(raw_send(&s, &f, 0), IBV_WC_SUCCESS,
+		"loopback: the blocking QP sends multicast");
+	rq_got(b, &f, true, "loopback: B has the blocking QP's multicast");
+	rq_none(&s, "loopback: the blocking QP does not");
+	ibv_destroy_flow(fl2);
+	ibv_destroy_flow(fl);
+	fl = flow_udp(s.qp, 6206, 0, 0);
+	frame_from_dev(&f, mac_dev, IP_DEV, 7, 6206, 70, 47);
+	tap_ok(raw_send_self(&s, &f),
+	       "loopback: the blocking QP gets its own unicast");
+	ibv_destroy_flow(fl);
+	rq_close(&s);
+
+sniffer:
+	/* a sniffer: every frame once, also one that never left */
+	fl = flow_kind(c->qp, IBV_FLOW_ATTR_SNIFFER);
+	frame_from_dev(&f, mac_rc_mc, 0x02020202, 8, 6207, 50, 48);
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS, "loopback: A multicasts");
+	rq_got(c, &f, true, "loopback: the sniffer sees the multicast");
+	rq_none(c, "loopback: once");
+	frame_from_dev(&f, mac_dev, IP_DEV, 8, 6207, 50, 49);
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS,
+		"loopback: A sends to its own MAC");
+	rq_got(c, &f, true, "loopback: the sniffer sees that frame");
+	rq_none(c, "loopback: once too");
+	ibv_destroy_flow(fl);
+	peer_drain();
+}
+
+/* rdma-core's RSS traffic: frames of a raw QP spread over an RSS QP's WQs */
+static void test_loopback_rss(struct rq *a)
+{
+	int placed = 0, w, i;
+	struct ibv_flow *fl;
+	struct frame f;
+	struct rss r;
+
+	if (!tap_ok(rss_open(&r), "loopback: an RSS QP over 4 WQs")) {
+		rss_close(&r);
+		return;
+	}
+	fl = flow_udp_to(r.qp, mac_rc_mc, 0x02020202, 5900, 0, 0);
+	for (i = 0; i < 16; i++) {
+		frame_from_dev(&f, mac_rc_mc, 0x02020202,
+			       (uint16_t)(2000 + 101 * i), 5900, 60,
+			       200 + (uint32_t)i);
+		w = (int)(frame_hash4(&f) & (NWQ - 1));
+		if (raw_send(a, &f, 0) != IBV_WC_SUCCESS ||
+		    !rss_got(&r, w, &f)) {
+			tap_diag("  frame %d: not in WQ %d", i, w);
+			break;	/* each miss waits the whole DP_WAIT_MS */
+		}
+		placed++;
+	}
+	tap_ret(placed, 16,
+		"loopback: 16 frames from A, each in the WQ its hash predicts");
+	ibv_destroy_flow(fl);
+	rss_close(&r);
+	peer_drain();
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* a looped frame's completion timestamp (the device clock: monotonic ns) */
+static void test_loopback_ts(struct rq *a)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *qp = cqx ? raw_qp_create(ibv_cq_ex_to_cq(cqx), NULL) :
+				  NULL;
+	uint8_t *buf = dp_alloc(4 * BUF);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4 * BUF, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t t0, t1, ts = 0, end;
+	uint32_t len = 0;
+	struct ibv_flow *fl;
+	struct frame f;
+	bool got = false;
+
+	if (!tap_ok(qp && mr && !raw_qp_ready(qp),
+		    "loopback: a raw QP on a CQ with completion timestamps"))
+		return;
+	for (int i = 0; i < 4; i++)
+		dp_post_recv1(qp, (uint64_t)i, buf + i * BUF, BUF, mr->lkey);
+	fl = flow_udp_to(qp, mac_rc_mc, 0x02020202, 6300, 0, 0);
+	frame_from_dev(&f, mac_rc_mc, 0x02020202, 9, 6300, 200, 50);
+	t0 = mono_ns();
+	tap_ret(raw_send(a, &f, 0), IBV_WC_SUCCESS, "loopback: A sends");
+	end = dp_now_ms() + (uint64_t)DP_WAIT_MS;
+	while (!got && dp_now_ms() < end) {
+		if (ibv_start_poll(cqx, &pa))
+			continue;
+		got = cqx->status == IBV_WC_SUCCESS;
+		len = ibv_wc_read_byte_len(cqx);
+		ts = ibv_wc_read_completion_ts(cqx);
+		ibv_end_poll(cqx);
+	}
+	t1 = mono_ns();
+	tap_ok(got && len == f.len && !memcmp(buf, f.b, f.len),
+	       "loopback: the timestamped QP received the frame byte for byte");
+	tap_ok(got && ts >= t0 && ts <= t1,
+	       "loopback: its completion timestamp lies between send and poll");
+	ibv_destroy_flow(fl);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	free(buf);
+	peer_drain();
+}
+
 /* a flow that must be refused with err */
 static void refused(struct ibv_qp *qp, struct flow_req *r, int err,
 		    const char *what)
@@ -1662,6 +1957,9 @@ int main(void)
 	test_spec_sizes(&a);
 	test_counters(&a);
 	test_flow_tag();
+	test_loopback(&a, &b, &c);
+	test_loopback_rss(&a);
+	test_loopback_ts(&a);
 	test_rss();
 	test_churn(&a);
 	test_kill();

@@ -1,18 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Device, port and GID queries: ibv_devices, ibv_query_device(_ex),
- * ibv_query_port, ibv_query_gid(_ex), ibv_query_gid_type, ibv_devinfo.
+ * ibv_query_port, ibv_query_gid(_ex), ibv_query_gid_type, ibv_devinfo;
+ * the port's speed (UVERBS_METHOD_QUERY_PORT_SPEED, Linux 7.0) and DMA
+ * handles with an MR made with one (UVERBS_OBJECT_DMAH, 6.17), asked of
+ * the kernel directly (libibverbs 44 has neither verb) and through
+ * ibv_query_port_speed/ibv_alloc_dmah where the loaded libibverbs has
+ * them; on an older kernel, the exact errno that says it has none.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "rxe2-abi.h"
+#include "dp.h"
 #include "tap.h"
 #include "util.h"
+
+/*
+ * The uverbs ABI's numbers of methods newer than libibverbs 44's
+ * headers (include/uapi/rdma/ib_user_ioctl_cmds.h of Linux 7.0)
+ */
+#define QUERY_PORT_SPEED	(UVERBS_METHOD_QUERY_GID_ENTRY + 1)
+#define QPS_PORT_NUM		0
+#define QPS_RESP		1
+#define OBJ_DMAH		(UVERBS_OBJECT_ASYNC_EVENT + 1)
+#define DMAH_ALLOC		0
+#define DMAH_FREE		1
+#define DMAH_HANDLE		0
+#define DMAH_CPU_ID		1
+#define DMAH_MEM_TYPE		2
+#define DMAH_PH			3
+#define METHOD_REG_MR		(UVERBS_METHOD_REG_DMABUF_MR + 1)
+enum {
+	REG_MR_HANDLE, REG_MR_PD_HANDLE, REG_MR_DMA_HANDLE, REG_MR_IOVA,
+	REG_MR_ADDR, REG_MR_LENGTH, REG_MR_ACCESS_FLAGS, REG_MR_FD,
+	REG_MR_FD_OFFSET, REG_MR_RESP_LKEY, REG_MR_RESP_RKEY,
+};
 
 static char *run_cmd(const char *cmd, int *status)
 {
@@ -325,6 +359,282 @@ static void test_devinfo(const char *dev)
 		tap_diag("ibv_devinfo said: %.400s", out);
 }
 
+/* the running kernel is at least major.minor */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		tap_bail("uname");
+	return ma > major || (ma == major && mi >= minor);
+}
+
+struct raw_cmd {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[12];
+};
+
+/* one method call of the core (no driver attributes): 0 or errno */
+static int raw_call(struct ibv_context *ctx, uint16_t obj, uint16_t method,
+		    struct ib_uverbs_attr *at, int n)
+{
+	struct raw_cmd c;
+	int i;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.length = sizeof(c.hdr) + n * sizeof(c.attrs[0]);
+	c.hdr.object_id = obj;
+	c.hdr.method_id = method;
+	c.hdr.num_attrs = n;
+	c.hdr.driver_id = RXE2_DRIVER_ID;	/* the kernel checks it first */
+	for (i = 0; i < n; i++) {
+		c.attrs[i] = at[i];
+		c.attrs[i].flags = UVERBS_ATTR_F_MANDATORY;
+	}
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &c))
+		return errno;
+	for (i = 0; i < n; i++)
+		at[i].data = c.attrs[i].data;	/* new objects' handles */
+	return 0;
+}
+
+static int raw_port_speed(struct ibv_context *ctx, uint32_t port,
+			  uint64_t *speed)
+{
+	struct ib_uverbs_attr at[2] = {
+		{ .attr_id = QPS_PORT_NUM, .len = 8, .data = port },
+		{ .attr_id = QPS_RESP, .len = 8, .data = (uintptr_t)speed },
+	};
+
+	return raw_call(ctx, UVERBS_OBJECT_DEVICE, QUERY_PORT_SPEED, at, 2);
+}
+
+/* what rxe2 answers: the netdev's link speed, 10 Gb/s when it has none */
+static uint64_t netdev_speed(struct dp_dev *d)
+{
+	const char *nd = dp_netdev(d);
+	char path[128];
+	long mbps = -1;
+	FILE *f;
+
+	if (!nd)
+		tap_bail("no netdev for %s", d->name);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", nd);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &mbps) != 1)
+			mbps = -1;
+		fclose(f);
+	}
+	if (mbps <= 0)
+		mbps = 10000;
+	tap_diag("%s: netdev %s, %ld Mb/s", d->name, nd, mbps);
+	return mbps / 100;
+}
+
+static void test_port_speed(struct dp_dev *d)
+{
+	int (*qps)(struct ibv_context *, uint32_t, uint64_t *) =
+		(int (*)(struct ibv_context *, uint32_t, uint64_t *))
+		dlsym(RTLD_DEFAULT, "ibv_query_port_speed");
+	uint64_t want = netdev_speed(d), speed = 0;
+	bool has = kernel_at_least(7, 0);
+	int r;
+
+	r = raw_port_speed(d->ctx, 1, &speed);
+	if (has) {
+		tap_ok(r == 0 && speed == want,
+		       "UVERBS_METHOD_QUERY_PORT_SPEED: %llu x 100 Mb/s, the netdev's rate (%s, %llu)",
+		       (unsigned long long)want, strerror(r),
+		       (unsigned long long)speed);
+		speed = 0;
+		tap_ret(raw_port_speed(d->ctx, 2, &speed), EINVAL,
+			"... port 2: EINVAL");
+	} else {
+		tap_ret(r, EPROTONOSUPPORT,
+			"kernel before 7.0: no UVERBS_METHOD_QUERY_PORT_SPEED (EPROTONOSUPPORT)");
+	}
+	if (!qps) {
+		tap_diag("this libibverbs has no ibv_query_port_speed");
+		return;
+	}
+	speed = 0;
+	r = qps(d->ctx, 1, &speed);
+	if (has)
+		tap_ok(r == 0 && speed == want,
+		       "ibv_query_port_speed: %llu (%s, %llu)",
+		       (unsigned long long)want, strerror(r),
+		       (unsigned long long)speed);
+	else
+		tap_ret(r, EOPNOTSUPP,
+			"ibv_query_port_speed before 7.0: EOPNOTSUPP");
+}
+
+/* ibv_dmah_init_attr of libibverbs 59 (libibverbs 44 has none) */
+struct dmah_attr {
+	uint32_t comp_mask;
+	uint32_t cpu_id;
+	uint8_t ph;
+	uint8_t tph_mem_type;
+};
+
+/* DMAH_ALLOC with what is >= 0 of cpu, mem_type, ph: 0 or errno */
+static int raw_dmah(struct ibv_context *ctx, int cpu, int mem_type, int ph,
+		    uint32_t *handle)
+{
+	struct ib_uverbs_attr at[4] = { { .attr_id = DMAH_HANDLE } };
+	int n = 1, r;
+
+	if (cpu >= 0)
+		at[n++] = (struct ib_uverbs_attr){ .attr_id = DMAH_CPU_ID,
+						   .len = 4, .data = cpu };
+	if (mem_type >= 0) {
+		at[n].attr_id = DMAH_MEM_TYPE;
+		at[n++].attr_data.enum_data.elem_id = mem_type;
+	}
+	if (ph >= 0)
+		at[n++] = (struct ib_uverbs_attr){ .attr_id = DMAH_PH,
+						   .len = 1, .data = ph };
+	r = raw_call(ctx, OBJ_DMAH, DMAH_ALLOC, at, n);
+	*handle = at[0].data;
+	return r;
+}
+
+static int raw_dmah_free(struct ibv_context *ctx, uint32_t handle)
+{
+	struct ib_uverbs_attr at = { .attr_id = 0, .data = handle };
+
+	return raw_call(ctx, OBJ_DMAH, DMAH_FREE, &at, 1);
+}
+
+static int raw_reg_mr(struct dp_dev *d, void *buf, size_t len,
+		      uint32_t dmah, uint32_t *handle, uint32_t *lkey,
+		      uint32_t *rkey)
+{
+	struct ib_uverbs_attr at[9] = {
+		{ .attr_id = REG_MR_HANDLE },
+		{ .attr_id = REG_MR_PD_HANDLE, .data = d->pd->handle },
+		{ .attr_id = REG_MR_DMA_HANDLE, .data = dmah },
+		{ .attr_id = REG_MR_ADDR, .len = 8, .data = (uintptr_t)buf },
+		{ .attr_id = REG_MR_IOVA, .len = 8, .data = (uintptr_t)buf },
+		{ .attr_id = REG_MR_LENGTH, .len = 8, .data = len },
+		{ .attr_id = REG_MR_ACCESS_FLAGS, .len = 4,
+		  .data = DP_ACCESS_ALL },
+		{ .attr_id = REG_MR_RESP_LKEY, .len = 4,
+		  .data = (uintptr_t)lkey },
+		{ .attr_id = REG_MR_RESP_RKEY, .len = 4,
+		  .data = (uintptr_t)rkey },
+	};
+	int r = raw_call(d->ctx, UVERBS_OBJECT_MR, METHOD_REG_MR, at, 9);
+
+	*handle = at[0].data;
+	return r;
+}
+
+static int raw_dereg_mr(struct dp_dev *d, uint32_t handle)
+{
+	struct ib_uverbs_attr at = { .attr_id = UVERBS_ATTR_DESTROY_MR_HANDLE,
+				     .data = handle };
+
+	return raw_call(d->ctx, UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY,
+			&at, 1);
+}
+
+/* an RDMA WRITE of len bytes from src into (rkey, dst) over a and b */
+static bool write_into(struct dp_dev *d, uint8_t *dst, uint32_t rkey,
+		       size_t len, uint32_t seed)
+{
+	struct dp_qp a = {}, b = {};
+	struct dp_wc_want w = dp_want(7, IBV_WC_RDMA_WRITE);
+	uint8_t *src = dp_alloc(len);
+	struct ibv_mr *smr = dp_reg(d->pd, src, len, DP_ACCESS_ALL);
+	bool ok = false;
+
+	if (dp_rc_pair(d, &a, &b))
+		tap_bail("RC pair: %s", strerror(errno));
+	dp_fill(src, len, seed);
+	if (!dp_post_send1(a.qp, 7, IBV_WR_RDMA_WRITE, src, len, smr->lkey,
+			   (uintptr_t)dst, rkey, 0))
+		ok = dp_expect(a.scq, &w, "RDMA WRITE into the DMA-handle MR");
+	dp_qp_free(&a);
+	dp_qp_free(&b);
+	ibv_dereg_mr(smr);
+	free(src);
+	return ok;
+}
+
+static void test_dmah(struct dp_dev *d)
+{
+	struct ibv_dmah *(*alloc)(struct ibv_context *, struct dmah_attr *) =
+		(struct ibv_dmah *(*)(struct ibv_context *, struct dmah_attr *))
+		dlsym(RTLD_DEFAULT, "ibv_alloc_dmah");
+	int (*dealloc)(struct ibv_dmah *) = (int (*)(struct ibv_dmah *))
+		dlsym(RTLD_DEFAULT, "ibv_dealloc_dmah");
+	bool has = kernel_at_least(6, 17);
+	uint32_t h, mrh, lkey, rkey;
+	const size_t len = 8192;
+	uint8_t *buf;
+	int r;
+
+	r = raw_dmah(d->ctx, 0, 0, 1, &h);
+	if (!has) {
+		tap_ret(r, EPROTONOSUPPORT,
+			"kernel before 6.17: no UVERBS_OBJECT_DMAH (EPROTONOSUPPORT)");
+	} else if (tap_ret(r, 0, "DMA handle: CPU 0, volatile memory, hint 1")) {
+		buf = dp_alloc(len);
+		memset(buf, 0, len);
+		r = raw_reg_mr(d, buf, len, h, &mrh, &lkey, &rkey);
+		if (tap_ret(r, 0, "UVERBS_METHOD_REG_MR with the handle")) {
+			if (write_into(d, buf + 100, rkey, 5000, 37))
+				tap_ret(dp_verify(buf + 100, 5000, 37), -1,
+					"... the WRITE is in it byte for byte");
+			tap_ok(dp_res_detail(d->name, "mr", "", "dmah_ph",
+					     "1") &&
+			       dp_res_detail(d->name, "mr", "", "dmah_cpu",
+					     "0"),
+			       "rdma resource show mr -dd: drv_dmah_ph 1 drv_dmah_cpu 0");
+			tap_ret(raw_dmah_free(d->ctx, h), EBUSY,
+				"freeing the handle of a live MR: EBUSY");
+			tap_ret(raw_dereg_mr(d, mrh), 0, "dereg the MR");
+		}
+		tap_ret(raw_dmah_free(d->ctx, h), 0, "free the handle");
+		free(buf);
+		tap_ret(raw_dmah(d->ctx, -1, -1, -1, &h), EINVAL,
+			"no processing hint: EINVAL");
+		tap_ret(raw_dmah(d->ctx, 0, -1, 1, &h), EINVAL,
+			"a CPU without a memory type: EINVAL");
+		tap_ret(raw_dmah(d->ctx, -1, 1, 1, &h), EINVAL,
+			"a memory type without a CPU: EINVAL");
+		tap_ret(raw_dmah(d->ctx, -1, -1, 4, &h), EINVAL,
+			"processing hint 4 (PCIe has 2 bits): EINVAL");
+		if (!tap_ret(raw_dmah(d->ctx, -1, -1, 3, &h), 0,
+			     "hint 3 alone"))
+			h = 0;
+		else
+			tap_ret(raw_dmah_free(d->ctx, h), 0, "... freed");
+	}
+	if (!alloc || !dealloc) {
+		tap_diag("this libibverbs has no ibv_alloc_dmah");
+		return;
+	}
+	{
+		struct dmah_attr at = { .comp_mask = 1 << 1, .ph = 2 };
+		struct ibv_dmah *dh = alloc(d->ctx, &at);
+
+		if (has) {
+			tap_ok(dh != NULL, "ibv_alloc_dmah: hint 2 (%s)",
+			       dh ? "" : strerror(errno));
+			if (dh)
+				tap_ret(dealloc(dh), 0, "ibv_dealloc_dmah");
+		} else {
+			tap_ok(!dh && errno == EOPNOTSUPP,
+			       "ibv_alloc_dmah before 6.17: EOPNOTSUPP (%s)",
+			       strerror(errno));
+		}
+	}
+}
+
 int main(void)
 {
 	const char *dev = test_dev_name();
@@ -338,5 +648,13 @@ int main(void)
 	test_gid(ctx, dev);
 	test_devinfo(dev);
 	ibv_close_device(ctx);
+	if (rxe2) {
+		struct dp_dev d;
+
+		dp_open(&d, dev);
+		test_port_speed(&d);
+		test_dmah(&d);
+		dp_close(&d);
+	}
 	return tap_done();
 }

@@ -14,7 +14,9 @@
  * prefetches and their counters; the implicit MR (0, SIZE_MAX) over
  * malloc'ed memory, its 64 MiB children freed when their chunk is
  * unmapped (and made anew when it is mapped again, also racing WRITEs);
- * ibv_rereg_mr of an ODP MR under traffic.  Counters are read from
+ * ibv_rereg_mr of an ODP MR under traffic; IBTA 1.5 ATOMIC WRITE and
+ * FLUSH into explicit and implicit ODP MRs (their odp_caps bits, bytes,
+ * first touch, a hole).  Counters are read from
  * ports/1/hw_counters before and after.  Page migration is
  * test_odp_migrate (two NUMA nodes).
  */
@@ -29,9 +31,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/rxe2dv.h>
+
 #include "dp.h"
 #include "tap.h"
 #include "util.h"
+
+/* libibverbs 56's names of the uverbs ABI's bits, which 44 lacks */
+#ifndef IBV_ODP_SUPPORT_FLUSH
+#define IBV_ODP_SUPPORT_FLUSH		(1 << 6)
+#define IBV_ODP_SUPPORT_ATOMIC_WRITE	(1 << 7)
+#endif
+#define WC_FLUSH	8	/* IBV_WC_FLUSH of rdma-core 45 */
 
 #define PG	4096
 #define NPG	8
@@ -152,7 +163,8 @@ static void test_caps(void)
 	struct ibv_device_attr_ex ax;
 	uint32_t rc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		      IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
-		      IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+		      IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV |
+		      IBV_ODP_SUPPORT_FLUSH | IBV_ODP_SUPPORT_ATOMIC_WRITE;
 
 	if (ibv_query_device_ex(d.ctx, NULL, &ax))
 		tap_bail("query_device_ex: %s", strerror(errno));
@@ -161,7 +173,7 @@ static void test_caps(void)
 	       "odp_caps.general_caps: ODP and implicit ODP (0x%llx)",
 	       (unsigned long long)ax.odp_caps.general_caps);
 	tap_ok(ax.odp_caps.per_transport_caps.rc_odp_caps == rc,
-	       "RC: SEND RECV WRITE READ ATOMIC SRQ_RECV (0x%x)",
+	       "RC: SEND RECV WRITE READ ATOMIC SRQ_RECV FLUSH ATOMIC_WRITE (0x%x)",
 	       ax.odp_caps.per_transport_caps.rc_odp_caps);
 	tap_ok(ax.odp_caps.per_transport_caps.uc_odp_caps ==
 	       (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
@@ -272,6 +284,169 @@ static void test_rc_ops(void)
 	ibv_dereg_mr(dmr);
 	munmap(src, LEN);
 	munmap(dst, LEN);
+}
+
+/*
+ * ATOMIC WRITE and FLUSH (IBTA 1.5) from QP px (extended API, on a)
+ * into ODP MRs: a fresh explicit MR, a hole in it, and the implicit MR.
+ */
+static struct ibv_qp *px, *pb;
+static struct ibv_qp_ex *pxx;
+static struct ibv_cq *pxcq;
+
+static bool place_pair(void)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE |
+				  RXE2DV_QP_EX_WITH_FLUSH,
+	};
+	struct ibv_qp_cap cap = ia.cap;
+	struct dp_conn c;
+
+	pxcq = ibv_create_cq(d.ctx, 32, NULL, NULL, 0);
+	if (!pxcq)
+		tap_bail("create_cq: %s", strerror(errno));
+	ia.send_cq = ia.recv_cq = pxcq;
+	ia.pd = d.pd;
+	px = ibv_create_qp_ex(d.ctx, &ia);
+	pb = dp_create_qp(&d, IBV_QPT_RC, pxcq, pxcq, NULL, &cap);
+	if (!px || !pb)
+		tap_bail("placement QPs: %s", strerror(errno));
+	pxx = ibv_qp_to_qp_ex(px);
+	dp_conn_default(&c);
+	c.rd_atomic = 4;
+	if (dp_connect(px, &d, &d.gid, pb->qp_num, &c))
+		return tap_ok(false, "connect px: %s", strerror(errno));
+	c.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		   IBV_ACCESS_REMOTE_ATOMIC | RXE2DV_ACCESS_FLUSH_GLOBAL;
+	if (dp_connect(pb, &d, &d.gid, px->qp_num, &c))
+		return tap_ok(false, "connect pb: %s", strerror(errno));
+	return true;
+}
+
+static void place_free(void)
+{
+	ibv_destroy_qp(px);
+	ibv_destroy_qp(pb);
+	ibv_destroy_cq(pxcq);
+}
+
+static bool place_done(uint64_t id, int status, int opcode, const char *what)
+{
+	struct dp_wc_want w = dp_want(id, opcode);
+
+	w.status = status;
+	if (status != IBV_WC_SUCCESS)
+		w.opcode = -1;
+	return dp_expect(pxcq, &w, "%s", what);
+}
+
+static bool aw(uint32_t rkey, void *addr, uint64_t val, int status,
+	       const char *what)
+{
+	ibv_wr_start(pxx);
+	pxx->wr_id = ++wr_id;
+	pxx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(pxx, rkey, (uintptr_t)addr, &val);
+	if (ibv_wr_complete(pxx))
+		return tap_ok(false, "%s: post: %s", what, strerror(errno));
+	return place_done(wr_id, status, IBV_WC_ATOMIC_WRITE, what);
+}
+
+static bool flush(uint32_t rkey, void *addr, size_t len, uint8_t level,
+		  int status, const char *what)
+{
+	ibv_wr_start(pxx);
+	pxx->wr_id = ++wr_id;
+	pxx->wr_flags = IBV_SEND_SIGNALED;
+	rxe2dv_wr_flush(pxx, rkey, (uintptr_t)addr, len,
+			RXE2DV_FLUSH_GLOBAL, level);
+	if (ibv_wr_complete(pxx))
+		return tap_ok(false, "%s: post: %s", what, strerror(errno));
+	return place_done(wr_id, status, WC_FLUSH, what);
+}
+
+static void test_placement_odp(void)
+{
+	const int acc = ALL | RXE2DV_ACCESS_FLUSH_GLOBAL;
+	uint8_t *m = fresh(LEN), *heap;
+	struct ibv_mr *mr, *imr;
+	long fp0;
+	uint64_t *v;
+
+	if (!place_pair())
+		return;
+	mr = odp_reg(d.pd, m, LEN, acc);
+
+	/* first touch by an ATOMIC WRITE: one page faulted in */
+	v = (uint64_t *)(m + 3 * PG + 64);
+	fp0 = cnt("num_page_fault_pages");
+	if (aw(mr->rkey, v, 0x1122334455667788ULL, IBV_WC_SUCCESS,
+	       "ATOMIC WRITE into a never-touched explicit ODP page"))
+		tap_ok(*v == 0x1122334455667788ULL && !v[1] && !v[-1],
+		       "... its 8 bytes there, nothing around them (0x%llx)",
+		       (unsigned long long)*v);
+	tap_ret(cnt("num_page_fault_pages") - fp0, 1,
+		"... num_page_fault_pages + exactly that page");
+
+	/* WRITE, FLUSH of the range, FLUSH of the MR: the data stays */
+	dp_fill(pbuf, 2 * PG, ++seed);
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, 2 * PG, pmr->lkey, m + 5 * PG,
+	    mr->rkey, IBV_WC_SUCCESS, "WRITE into the ODP MR");
+	flush(mr->rkey, m + 5 * PG, 2 * PG, RXE2DV_FLUSH_RANGE,
+	      IBV_WC_SUCCESS, "FLUSH (range) of an explicit ODP MR");
+	flush(mr->rkey, m, 0, RXE2DV_FLUSH_MR, IBV_WC_SUCCESS,
+	      "FLUSH (whole MR) of an explicit ODP MR");
+	tap_ret(dp_verify(m + 5 * PG, 2 * PG, seed), -1,
+		"... the WRITE's bytes after both FLUSHes");
+	flush(mr->rkey, m + LEN - 8, 16, RXE2DV_FLUSH_RANGE,
+	      IBV_WC_REM_ACCESS_ERR, "FLUSH past the ODP MR's end: REM_ACCESS_ERR");
+	place_free();
+	if (!place_pair())
+		return;
+
+	/* a hole under the MR: the fault fails, the NAK is an access error */
+	if (munmap(m + PG, PG))
+		tap_bail("munmap: %s", strerror(errno));
+	aw(mr->rkey, m + PG + 8, 7, IBV_WC_REM_ACCESS_ERR,
+	   "ATOMIC WRITE into an unmapped page of an ODP MR: REM_ACCESS_ERR");
+	place_free();
+	ibv_dereg_mr(mr);
+	munmap(m, LEN);
+	if (!place_pair())
+		return;
+
+	/* the implicit MR over malloc'ed memory */
+	imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, acc);
+	if (!tap_ok(imr != NULL, "implicit ODP MR with FLUSH_GLOBAL access (%s)",
+		    imr ? "" : strerror(errno))) {
+		place_free();
+		return;
+	}
+	heap = dp_alloc(4 * PG);
+	memset(heap, 0, 4 * PG);
+	v = (uint64_t *)(heap + PG + 24);
+	if (aw(imr->rkey, v, 0xa5a5a5a55a5a5a5aULL, IBV_WC_SUCCESS,
+	       "ATOMIC WRITE through the implicit ODP MR"))
+		tap_ok(*v == 0xa5a5a5a55a5a5a5aULL && !v[1] && !v[-1],
+		       "... its 8 bytes there, nothing around them");
+	dp_fill(pbuf, PG, ++seed);
+	one(&a, IBV_WR_RDMA_WRITE, pbuf, PG, pmr->lkey, heap + 2 * PG,
+	    imr->rkey, IBV_WC_SUCCESS, "WRITE through the implicit MR");
+	flush(imr->rkey, heap + 2 * PG, PG, RXE2DV_FLUSH_RANGE,
+	      IBV_WC_SUCCESS, "FLUSH (range) of the implicit ODP MR");
+	flush(imr->rkey, NULL, 0, RXE2DV_FLUSH_MR, IBV_WC_SUCCESS,
+	      "FLUSH (whole MR) of the implicit ODP MR");
+	tap_ret(dp_verify(heap + 2 * PG, PG, seed), -1,
+		"... the WRITE's bytes after both FLUSHes");
+	place_free();
+	ibv_dereg_mr(imr);
+	free(heap);
 }
 
 /* MADV_DONTNEED: invalidation, zeros, faults again */
@@ -1068,6 +1243,7 @@ int main(void)
 		tap_bail("setup: %s", strerror(errno));
 
 	test_caps();
+	test_placement_odp();
 	test_reg_counters();
 	test_rc_ops();
 	test_dontneed();

@@ -422,7 +422,7 @@ static inline void rxe2_ring_publish(struct rxe2_ring *ring)
 /* ------------------------------------------------------------------ */
 
 /* rxe2_cmd.c: the command and room for its attributes in one piece */
-#define RXE2_IOCTL_MAX_ATTRS 5
+#define RXE2_IOCTL_MAX_ATTRS 9	/* UVERBS_METHOD_REG_MR takes 9 */
 
 union rxe2_ioctl_buf {
 	struct ibv_command_buffer cmd;
@@ -435,9 +435,15 @@ struct ibv_command_buffer *rxe2_ioctl_init(union rxe2_ioctl_buf *buf,
 /* an object by its handle (UVERBS_ATTR_TYPE_IDR) */
 void rxe2_ioctl_obj(struct ibv_command_buffer *cmd, uint16_t id,
 		    uint32_t handle);
+/* a new object: its handle is in the attribute's data after the call */
+struct ib_uverbs_attr *rxe2_ioctl_new(struct ibv_command_buffer *cmd,
+				      uint16_t id);
 /* a constant (UVERBS_ATTR_CONST_IN) */
 void rxe2_ioctl_const(struct ibv_command_buffer *cmd, uint16_t id,
 		      uint64_t value);
+/* an element of an enum (UVERBS_ATTR_TYPE_ENUM_IN) */
+void rxe2_ioctl_enum(struct ibv_command_buffer *cmd, uint16_t id,
+		     uint8_t elem);
 /* a buffer the kernel reads (UVERBS_ATTR_TYPE_PTR_IN) */
 void rxe2_ioctl_in(struct ibv_command_buffer *cmd, uint16_t id,
 		   const void *ptr, size_t len);
@@ -501,6 +507,23 @@ struct ibv_mr *rxe2_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 int rxe2_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int rxe2_dereg_mr(struct verbs_mr *vmr);
+#if RXE2_RDMA_CORE >= 59
+/* DMA handles (Linux 6.17) and the MRs made with them */
+struct rxe2_dmah {
+	struct ibv_dmah ibdmah;
+	uint32_t handle;
+};
+
+struct ibv_dmah *rxe2_alloc_dmah(struct ibv_context *ibctx,
+				 struct ibv_dmah_init_attr *attr);
+int rxe2_dealloc_dmah(struct ibv_dmah *ibdmah);
+struct ibv_mr *rxe2_reg_mr_ex(struct ibv_pd *pd,
+			      struct ibv_mr_init_attr *attr);
+#endif
+#if RXE2_RDMA_CORE >= 62
+int rxe2_query_port_speed(struct ibv_context *ibctx, uint32_t port_num,
+			  uint64_t *speed);
+#endif
 int rxe2_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_pd *rxe2_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);

@@ -82,6 +82,18 @@ void rxe2_ioctl_obj(struct ibv_command_buffer *cmd, uint16_t id,
 	rxe2_ioctl_attr(cmd, id, 0)->data = handle;
 }
 
+struct ib_uverbs_attr *rxe2_ioctl_new(struct ibv_command_buffer *cmd,
+				      uint16_t id)
+{
+	return rxe2_ioctl_attr(cmd, id, 0);
+}
+
+void rxe2_ioctl_enum(struct ibv_command_buffer *cmd, uint16_t id,
+		     uint8_t elem)
+{
+	rxe2_ioctl_attr(cmd, id, 0)->attr_data.enum_data.elem_id = elem;
+}
+
 void rxe2_ioctl_const(struct ibv_command_buffer *cmd, uint16_t id,
 		      uint64_t value)
 {

@@ -23,6 +23,11 @@ static void rxe2_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops rxe2_ctx_ops = {
 	.advise_mr = rxe2_advise_mr,
 	.alloc_dm = rxe2_alloc_dm,
+#if RXE2_RDMA_CORE >= 59
+	.alloc_dmah = rxe2_alloc_dmah,
+	.dealloc_dmah = rxe2_dealloc_dmah,
+	.reg_mr_ex = rxe2_reg_mr_ex,
+#endif
 	.alloc_mw = rxe2_alloc_mw,
 	.alloc_parent_domain = rxe2_alloc_parent_domain,
 	.alloc_pd = rxe2_alloc_pd,
@@ -77,6 +82,9 @@ static const struct verbs_context_ops rxe2_ctx_ops = {
 	.query_device_ex = rxe2_query_device_ex,
 	.query_ece = rxe2_query_ece,
 	.query_port = rxe2_query_port,
+#if RXE2_RDMA_CORE >= 62
+	.query_port_speed = rxe2_query_port_speed,
+#endif
 	.query_qp = rxe2_query_qp,
 	.query_qp_data_in_order = rxe2_query_qp_data_in_order,
 	.query_rt_values = rxe2_query_rt_values,

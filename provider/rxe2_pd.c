@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+
 #include "rxe2.h"
 
 struct ibv_pd *rxe2_alloc_pd(struct ibv_context *ibctx)
@@ -262,3 +264,200 @@ int rxe2_dealloc_mw(struct ibv_mw *mw)
 	free(mw);
 	return 0;
 }
+
+#if RXE2_RDMA_CORE >= 59
+/*
+ * A kernel without a method (UVERBS_OBJECT_DMAH before Linux 6.17,
+ * UVERBS_METHOD_QUERY_PORT_SPEED before 7.0) answers EPROTONOSUPPORT;
+ * the verb is then not supported, as libibverbs' own answer without
+ * the op says.
+ */
+static int rxe2_unsupported(int err)
+{
+	return err == EPROTONOSUPPORT ? EOPNOTSUPP : err;
+}
+
+/*
+ * The handle is checked as mlx5 checks it: the processing hint is
+ * mandatory, a steering tag needs both the CPU and the memory type.
+ * The kernel checks them again (rxe/rxe2_mr.c) and the CPU against our
+ * affinity.
+ */
+struct ibv_dmah *rxe2_alloc_dmah(struct ibv_context *ibctx,
+				 struct ibv_dmah_init_attr *attr)
+{
+	const uint32_t st = IBV_DMAH_INIT_ATTR_MASK_CPU_ID |
+			    IBV_DMAH_INIT_ATTR_MASK_TPH_MEM_TYPE;
+	struct ib_uverbs_attr *handle;
+	struct ibv_command_buffer *cmd;
+	union rxe2_ioctl_buf buf;
+	struct rxe2_dmah *dmah;
+	int err;
+
+	if (attr->comp_mask & ~(st | IBV_DMAH_INIT_ATTR_MASK_PH)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_DMAH_INIT_ATTR_MASK_PH) ||
+	    ((attr->comp_mask & st) && (attr->comp_mask & st) != st)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dmah = calloc(1, sizeof(*dmah));
+	if (!dmah)
+		return NULL;
+	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_DMAH,
+			      UVERBS_METHOD_DMAH_ALLOC);
+	handle = rxe2_ioctl_new(cmd, UVERBS_ATTR_ALLOC_DMAH_HANDLE);
+	if (attr->comp_mask & IBV_DMAH_INIT_ATTR_MASK_CPU_ID)
+		rxe2_ioctl_in(cmd, UVERBS_ATTR_ALLOC_DMAH_CPU_ID,
+			      &attr->cpu_id, sizeof(attr->cpu_id));
+	/* an enum attribute: the value is its element, no data */
+	if (attr->comp_mask & IBV_DMAH_INIT_ATTR_MASK_TPH_MEM_TYPE)
+		rxe2_ioctl_enum(cmd, UVERBS_ATTR_ALLOC_DMAH_TPH_MEM_TYPE,
+				attr->tph_mem_type);
+	rxe2_ioctl_in(cmd, UVERBS_ATTR_ALLOC_DMAH_PH, &attr->ph,
+		      sizeof(attr->ph));
+	err = rxe2_unsupported(execute_ioctl(ibctx, cmd));
+	if (err) {
+		free(dmah);
+		errno = err;
+		return NULL;
+	}
+	dmah->handle = handle->data;
+	dmah->ibdmah.context = ibctx;
+	return &dmah->ibdmah;
+}
+
+/* EBUSY while an MR made with it lives (the kernel counts them) */
+int rxe2_dealloc_dmah(struct ibv_dmah *ibdmah)
+{
+	struct rxe2_dmah *dmah = (struct rxe2_dmah *)ibdmah;
+	struct ibv_command_buffer *cmd;
+	union rxe2_ioctl_buf buf;
+	int err;
+
+	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_DMAH,
+			      UVERBS_METHOD_DMAH_FREE);
+	rxe2_ioctl_obj(cmd, UVERBS_ATTR_FREE_DMA_HANDLE, dmah->handle);
+	err = execute_ioctl(ibdmah->context, cmd);
+	if (err)
+		return err;
+	free(dmah);
+	return 0;
+}
+
+/*
+ * An MR with a DMA handle: only UVERBS_METHOD_REG_MR carries one, and
+ * it carries no driver data, so the FLUSH access bits go in the access
+ * flags, which every kernel with the method takes.  Without a handle the
+ * registration is ibv_reg_mr's or ibv_reg_dmabuf_mr's (libibverbs has
+ * checked the combination and done the fork protection).
+ */
+struct ibv_mr *rxe2_reg_mr_ex(struct ibv_pd *pd,
+			      struct ibv_mr_init_attr *attr)
+{
+	const uint64_t known = IBV_REG_MR_MASK_IOVA | IBV_REG_MR_MASK_ADDR |
+			       IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET |
+			       IBV_REG_MR_MASK_DMAH;
+	uint64_t mask = attr->comp_mask;
+	uint64_t iova = (mask & IBV_REG_MR_MASK_IOVA) ? attr->iova :
+			(uintptr_t)attr->addr;
+	uint64_t length = attr->length;
+	struct ib_uverbs_attr *handle;
+	struct ibv_command_buffer *cmd;
+	union rxe2_ioctl_buf buf;
+	uint32_t lkey, rkey;
+	struct rxe2_mr *mr;
+	int err;
+
+	if (mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* a dma-buf: an fd and its offset and an iova, no address */
+	if (mask & IBV_REG_MR_MASK_FD) {
+		if ((mask & (IBV_REG_MR_MASK_ADDR | IBV_REG_MR_MASK_FD_OFFSET |
+			     IBV_REG_MR_MASK_IOVA)) !=
+		    (IBV_REG_MR_MASK_FD_OFFSET | IBV_REG_MR_MASK_IOVA)) {
+			errno = EINVAL;
+			return NULL;
+		}
+	} else if (!(mask & IBV_REG_MR_MASK_ADDR) ||
+		   (mask & IBV_REG_MR_MASK_FD_OFFSET)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(mask & IBV_REG_MR_MASK_DMAH)) {
+		if (mask & IBV_REG_MR_MASK_FD)
+			return rxe2_reg_dmabuf_mr(pd, attr->fd_offset,
+						  attr->length, attr->iova,
+						  attr->fd, attr->access);
+		return rxe2_reg_mr(pd, attr->addr, attr->length, iova,
+				   attr->access);
+	}
+	if (attr->dmah->context != pd->context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* the implicit ODP MR: the whole address space */
+	if ((attr->access & IBV_ACCESS_ON_DEMAND) && !attr->addr &&
+	    attr->length == SIZE_MAX)
+		length = UINT64_MAX;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_MR, UVERBS_METHOD_REG_MR);
+	handle = rxe2_ioctl_new(cmd, UVERBS_ATTR_REG_MR_HANDLE);
+	rxe2_ioctl_obj(cmd, UVERBS_ATTR_REG_MR_PD_HANDLE, pd->handle);
+	rxe2_ioctl_obj(cmd, UVERBS_ATTR_REG_MR_DMA_HANDLE,
+		       ((struct rxe2_dmah *)attr->dmah)->handle);
+	if (mask & IBV_REG_MR_MASK_FD) {
+		rxe2_ioctl_const(cmd, UVERBS_ATTR_REG_MR_FD_OFFSET,
+				 attr->fd_offset);
+		rxe2_ioctl_in(cmd, UVERBS_ATTR_REG_MR_FD, &attr->fd,
+			      sizeof(attr->fd));
+	} else {
+		rxe2_ioctl_const(cmd, UVERBS_ATTR_REG_MR_ADDR,
+				 (uintptr_t)attr->addr);
+	}
+	rxe2_ioctl_const(cmd, UVERBS_ATTR_REG_MR_IOVA, iova);
+	rxe2_ioctl_const(cmd, UVERBS_ATTR_REG_MR_LENGTH, length);
+	rxe2_ioctl_in(cmd, UVERBS_ATTR_REG_MR_ACCESS_FLAGS, &attr->access,
+		      sizeof(uint32_t));
+	rxe2_ioctl_out(cmd, UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey, sizeof(lkey));
+	rxe2_ioctl_out(cmd, UVERBS_ATTR_REG_MR_RESP_RKEY, &rkey, sizeof(rkey));
+	err = rxe2_unsupported(execute_ioctl(pd->context, cmd));
+	if (!err) {
+		mr->vmr.ibv_mr.handle = handle->data;
+		mr->vmr.ibv_mr.lkey = lkey;
+		mr->vmr.ibv_mr.rkey = rkey;
+		mr->vmr.ibv_mr.context = pd->context;
+		mr->vmr.ibv_mr.pd = pd;
+		mr->vmr.mr_type = (mask & IBV_REG_MR_MASK_FD) ?
+				  IBV_MR_TYPE_DMABUF_MR : IBV_MR_TYPE_MR;
+	}
+	return rxe2_mr_registered(mr, err, attr->access);
+}
+#endif
+
+#if RXE2_RDMA_CORE >= 62
+/*
+ * The netdev's own rate, 100 Mb/s a unit, as the kernel answers it
+ * (rxe/rxe2_device.c); a kernel before 7.0 has no way to ask.
+ */
+int rxe2_query_port_speed(struct ibv_context *ibctx, uint32_t port_num,
+			  uint64_t *speed)
+{
+	struct ibv_command_buffer *cmd;
+	union rxe2_ioctl_buf buf;
+
+	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_DEVICE,
+			      UVERBS_METHOD_QUERY_PORT_SPEED);
+	rxe2_ioctl_const(cmd, UVERBS_ATTR_QUERY_PORT_SPEED_PORT_NUM, port_num);
+	rxe2_ioctl_out(cmd, UVERBS_ATTR_QUERY_PORT_SPEED_RESP, speed,
+		       sizeof(*speed));
+	return rxe2_unsupported(execute_ioctl(ibctx, cmd));
+}
+#endif

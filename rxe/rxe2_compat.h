@@ -54,17 +54,96 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
+ * ODP of FLUSH and ATOMIC WRITE: the bits are the uverbs ABI's
+ * (IB_UVERBS_ODP_SUPPORT_FLUSH, _ATOMIC_WRITE; libibverbs'
+ * IBV_ODP_SUPPORT_FLUSH, _ATOMIC_WRITE), which every kernel's
+ * query_device_ex copies to user space as the driver set them; an older
+ * kernel only has no name for them.
+ */
+#ifndef RXE2_HAVE_ODP_FLUSH
+#define IB_ODP_SUPPORT_FLUSH		(1 << 6)
+#define IB_ODP_SUPPORT_ATOMIC_WRITE	(1 << 7)
+#endif
+
+/*
+ * DMA handles (6.17): ib_core allocates the driver's object and checks
+ * the CPU against the caller's affinity; rxe2_mr.c checks the rest.  An
+ * older kernel has no UVERBS_OBJECT_DMAH (ibv_alloc_dmah: EOPNOTSUPP).
+ */
+#ifdef RXE2_HAVE_ALLOC_DMAH
+struct rxe2_dmah {
+	struct ib_dmah ibdmah;
+};
+
+int rxe2_alloc_dmah(struct ib_dmah *ibdmah, struct uverbs_attr_bundle *attrs);
+int rxe2_dealloc_dmah(struct ib_dmah *ibdmah,
+		      struct uverbs_attr_bundle *attrs);
+
+#define RXE2_DMAH_OPS \
+	.alloc_dmah = rxe2_alloc_dmah, \
+	.dealloc_dmah = rxe2_dealloc_dmah, \
+	INIT_RDMA_OBJ_SIZE(ib_dmah, rxe2_dmah, ibdmah),
+
+static inline struct ib_dmah *rxe2_mr_dmah(struct ib_mr *ibmr)
+{
+	return ibmr->dmah;
+}
+
+static inline u32 rxe2_dmah_ph(struct ib_dmah *dmah)
+{
+	return dmah->ph;
+}
+
+/* whether the handle names a CPU, and which */
+static inline bool rxe2_dmah_cpu(struct ib_dmah *dmah, u32 *cpu)
+{
+	*cpu = dmah->cpu_id;
+	return dmah->valid_fields & BIT(IB_DMAH_CPU_ID_EXISTS);
+}
+#else
+struct ib_dmah;
+
+#define RXE2_DMAH_OPS
+
+static inline struct ib_dmah *rxe2_mr_dmah(struct ib_mr *ibmr)
+{
+	return NULL;
+}
+
+static inline u32 rxe2_dmah_ph(struct ib_dmah *dmah)
+{
+	return 0;
+}
+
+static inline bool rxe2_dmah_cpu(struct ib_dmah *dmah, u32 *cpu)
+{
+	return false;
+}
+#endif
+
+/* ibv_query_port_speed (7.0): the kernel asks the driver */
+#ifdef RXE2_HAVE_QUERY_PORT_SPEED
+int rxe2_query_port_speed(struct ib_device *ibdev, u32 port, u64 *speed);
+
+#define RXE2_QUERY_PORT_SPEED_OPS \
+	.query_port_speed = rxe2_query_port_speed,
+#else
+#define RXE2_QUERY_PORT_SPEED_OPS
+#endif
+
+/*
  * ib_device_ops callbacks whose parameters changed: the prototypes are
  * written out and only the parameter that was added or retyped is a
  * macro.  The bodies do not differ.
  */
-/* 6.17: MR registration takes a DMA handle (rxe2 offers none to allocate) */
+/*
+ * 6.17: MR registration takes a DMA handle; ib_core keeps it in the MR
+ * (rxe2_mr_dmah()) and holds it while the MR lives
+ */
 #ifdef RXE2_HAVE_MR_DMAH
 #define RXE2_DMAH_PARAM		struct ib_dmah *dmah,
-#define rxe2_dmah_given()	(dmah != NULL)
 #else
 #define RXE2_DMAH_PARAM
-#define rxe2_dmah_given()	false
 #endif
 
 /* 6.10: reg_user_mr_dmabuf and create_cq take the uverbs attribute bundle */

@@ -99,13 +99,17 @@ static void rxe2_init_attr(struct rxe2_dev *rdev)
 			      IBK_BLOCK_MULTICAST_LOOPBACK;
 	/*
 	 * Every opcode reaches MR memory through the same page lookup, so
-	 * ODP works for all of them; implicit: reg_mr(0, SIZE_MAX).
+	 * ODP works for all of them, ATOMIC WRITE too (one 8-byte store into
+	 * a page faulted in for writing, rxe2_place.c); a FLUSH places
+	 * nothing of its own and orders what WRITEs placed, wherever it
+	 * faulted them in.  Implicit: reg_mr(0, SIZE_MAX).
 	 */
 	a->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	a->odp_caps.per_transport_caps.rc_odp_caps = IB_ODP_SUPPORT_SEND |
 		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
 		IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
-		IB_ODP_SUPPORT_SRQ_RECV;
+		IB_ODP_SUPPORT_SRQ_RECV | IB_ODP_SUPPORT_FLUSH |
+		IB_ODP_SUPPORT_ATOMIC_WRITE;
 	/* an XRC target is an RC responder over SRQs */
 	a->odp_caps.per_transport_caps.xrc_odp_caps = IB_ODP_SUPPORT_SEND |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
@@ -208,18 +212,24 @@ static void rxe2_port_update(struct rxe2_dev *rdev)
  * that ethtool takes again since 7.2 (a deadlock of the whole RTNL).
  * Takes RTNL: no caller of query_port holds it.
  */
-static void rxe2_port_speed(struct rxe2_dev *rdev, struct ib_port_attr *attr)
+static u32 rxe2_port_mbps(struct rxe2_dev *rdev)
 {
 	struct ethtool_link_ksettings ks;
-	u32 mbps = RXE2_DEFAULT_MBPS;
-	unsigned int i;
 	int err;
 
 	rtnl_lock();
 	err = __ethtool_get_link_ksettings(rdev->ndev, &ks);
 	rtnl_unlock();
 	if (!err && ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
-		mbps = ks.base.speed;
+		return ks.base.speed;
+	return RXE2_DEFAULT_MBPS;
+}
+
+static void rxe2_port_speed(struct rxe2_dev *rdev, struct ib_port_attr *attr)
+{
+	u32 mbps = rxe2_port_mbps(rdev);
+	unsigned int i;
+
 	for (i = 0; i < ARRAY_SIZE(rxe2_speeds) - 1; i++)
 		if (mbps <= rxe2_speeds[i].mbps)
 			break;
@@ -308,6 +318,20 @@ static int rxe2_query_port(struct ib_device *ibdev, u32 port,
 	rxe2_port_speed(rdev, attr);
 	return 0;
 }
+
+#ifdef RXE2_HAVE_QUERY_PORT_SPEED
+/*
+ * ibv_query_port_speed: the netdev's own rate in units of 100 Mb/s, not
+ * rounded up to an IB speed x width as query_port must (a bond of three
+ * 10 Gb/s links is 30 Gb/s, which no width of 2^n lanes gives).  ib_core
+ * has checked the port.
+ */
+int rxe2_query_port_speed(struct ib_device *ibdev, u32 port, u64 *speed)
+{
+	*speed = rxe2_port_mbps(to_rdev(ibdev)) / 100;
+	return 0;
+}
+#endif
 
 static int rxe2_get_port_immutable(struct ib_device *ibdev, u32 port,
 				   struct ib_port_immutable *immutable)
@@ -494,6 +518,7 @@ static const struct ib_device_ops rxe2_dev_ops = {
 	.query_device = rxe2_query_device,
 	.query_pkey = rxe2_query_pkey,
 	.query_port = rxe2_query_port,
+	RXE2_QUERY_PORT_SPEED_OPS
 	.rereg_user_mr = rxe2_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_mw, rxe2_mw, ibmw),

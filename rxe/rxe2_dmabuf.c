@@ -53,8 +53,7 @@ struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	struct rxe2_mr *mr;
 	int ret;
 
-	if (rxe2_dmah_given())
-		return ERR_PTR(-EOPNOTSUPP);
+	/* a DMA handle is a placement hint (rxe2_alloc_dmah()): nothing to do */
 	ret = rxe2_mr_check_access_held(access);
 	if (ret)
 		return ERR_PTR(ret);

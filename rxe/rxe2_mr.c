@@ -363,9 +363,7 @@ struct ib_mr *rxe2_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct rxe2_mr *mr;
 	int ret;
 
-	/* no DMA handle can exist: rxe2 has no alloc_dmah */
-	if (rxe2_dmah_given())
-		return ERR_PTR(-EOPNOTSUPP);
+	/* a DMA handle is a placement hint (rxe2_alloc_dmah()): nothing to do */
 	ret = rxe2_mr_read_cmd(udata, &cmd);
 	if (!ret)
 		ret = rxe2_mr_access_ex(&cmd, &access);
@@ -1277,7 +1275,38 @@ unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 	return n;
 }
 
-/* `rdma resource show mr -dd`: what kind of ODP, if any */
+#ifdef RXE2_HAVE_ALLOC_DMAH
+/*
+ * A DMA handle names where the memory of the MRs made with it will be
+ * used: a CPU (its cache) and a memory type for the PCIe TPH steering
+ * tag, and the TPH processing hint.  rxe2 writes MR memory with the CPU
+ * that runs the responder, never by a PCIe write, so there is no tag
+ * to steer and the MRs work as any other; the handle is checked as
+ * mlx5 checks it (the hint is mandatory, a steering tag needs both the
+ * CPU and the memory type) and the MR shows it (`rdma resource show mr
+ * -dd`).  ib_core has checked the CPU and the memory type already.
+ */
+int rxe2_alloc_dmah(struct ib_dmah *ibdmah, struct uverbs_attr_bundle *attrs)
+{
+	u8 st = BIT(IB_DMAH_CPU_ID_EXISTS) | BIT(IB_DMAH_MEM_TYPE_EXISTS);
+
+	if (!(ibdmah->valid_fields & BIT(IB_DMAH_PH_EXISTS)))
+		return -EINVAL;
+	/* PCIe TPH processing hints are two bits */
+	if (ibdmah->ph > 3)
+		return -EINVAL;
+	if ((ibdmah->valid_fields & st) && (ibdmah->valid_fields & st) != st)
+		return -EINVAL;
+	return 0;
+}
+
+int rxe2_dealloc_dmah(struct ib_dmah *ibdmah, struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+#endif
+
+/* `rdma resource show mr -dd`: what kind of ODP, if any; its DMA handle */
 int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	static const char *const kind[] = {
@@ -1286,7 +1315,16 @@ int rxe2_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 		[RXE2_ODP_IMPLICIT] = "implicit",
 	};
 	u8 odp = to_rmr(ibmr)->odp;
+	struct rxe2_res_u32 d[2] = {
+		{ .name = "dmah_ph" }, { .name = "dmah_cpu" },
+	};
+	struct ib_dmah *dmah = rxe2_mr_dmah(ibmr);
 
-	return rxe2_res_put(msg, NULL, 0,
+	if (dmah) {
+		d[0].v = rxe2_dmah_ph(dmah);
+		d[0].show = true;
+		d[1].show = rxe2_dmah_cpu(dmah, &d[1].v);
+	}
+	return rxe2_res_put(msg, d, ARRAY_SIZE(d),
 			    odp < ARRAY_SIZE(kind) ? kind[odp] : "?");
 }

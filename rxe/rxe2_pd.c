@@ -168,6 +168,7 @@ const struct ib_device_ops rxe2_verbs_ops = {
 	.dealloc_dm = rxe2_dealloc_dm,
 	.reg_dm_mr = rxe2_reg_dm_mr,
 	.reg_user_mr_dmabuf = rxe2_reg_user_mr_dmabuf,
+	RXE2_DMAH_OPS
 
 	.create_cq = rxe2_create_cq,
 	.destroy_cq = rxe2_destroy_cq,

@@ -38,6 +38,18 @@ probe DMABUF_ATTRS rdma/ib_verbs.h \
 probe MR_DMAH rdma/ib_verbs.h \
 	'\(\*reg_user_mr\)\([^;]*struct ib_dmah \*' \
 	'\(\*reg_user_mr\)\([^;]*int mr_access_flags, struct ib_udata \*'
+# 6.17: DMA handles (ibv_alloc_dmah), a driver object with alloc/dealloc
+probe ALLOC_DMAH rdma/ib_verbs.h \
+	'int \(\*alloc_dmah\)\(struct ib_dmah \*' \
+	'\(\*reg_user_mr\)\([^;]*int mr_access_flags, struct ib_udata \*'
+# 6.16: ODP of FLUSH and ATOMIC WRITE has a name in the kernel
+probe ODP_FLUSH rdma/ib_verbs.h \
+	'IB_ODP_SUPPORT_FLUSH *=' \
+	'IB_ODP_SUPPORT_SRQ_RECV *='
+# 7.0: ibv_query_port_speed, answered by the driver (UVERBS_METHOD_QUERY_PORT_SPEED)
+probe QUERY_PORT_SPEED rdma/ib_verbs.h \
+	'int \(\*query_port_speed\)\(struct ib_device \*' \
+	'int \(\*query_port\)\(struct ib_device \*'
 # 7.1: resize_cq became resize_user_cq with an unsigned count
 probe RESIZE_USER_CQ rdma/ib_verbs.h \
 	'\(\*resize_user_cq\)\(struct ib_cq \*[a-z]*, unsigned int' \

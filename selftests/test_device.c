@@ -564,13 +564,95 @@ static bool write_into(struct dp_dev *d, uint8_t *dst, uint32_t rkey,
 	return ok;
 }
 
+/* ibv_mr_init_attr of libibverbs 59, up to the DMA handle */
+struct mr_init_attr {
+	size_t length;
+	int access;
+	uint64_t comp_mask;
+	uint64_t iova;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	void *dmah;
+	void *buf;
+};
+
+#define MR_MASK_ADDR	(1 << 1)
+#define MR_MASK_DMAH	(1 << 4)
+
+typedef struct ibv_dmah *(*alloc_dmah_fn)(struct ibv_context *,
+					  struct dmah_attr *);
+typedef int (*dealloc_dmah_fn)(struct ibv_dmah *);
+typedef struct ibv_mr *(*reg_mr_ex_fn)(struct ibv_pd *, struct mr_init_attr *);
+
+/* the same through libibverbs (59 on) and librxe2 */
+static void test_dmah_verbs(struct dp_dev *d, alloc_dmah_fn alloc,
+			    dealloc_dmah_fn dealloc, reg_mr_ex_fn reg_mr_ex,
+			    bool has)
+{
+	struct dmah_attr at = { .comp_mask = 7, .cpu_id = 0, .ph = 2 };
+	const size_t len = 8192;
+	uint8_t *buf = dp_alloc(len);
+	struct mr_init_attr mi = {
+		.length = len, .access = DP_ACCESS_ALL,
+		.comp_mask = MR_MASK_ADDR, .addr = buf,
+	};
+	struct ibv_dmah *dh;
+	struct ibv_mr *mr;
+
+	/* without a handle: an ordinary MR on every kernel */
+	memset(buf, 0, len);
+	mr = reg_mr_ex(d->pd, &mi);
+	if (tap_ok(mr != NULL, "ibv_reg_mr_ex without a DMA handle (%s)",
+		   mr ? "" : strerror(errno))) {
+		if (write_into(d, buf + 8, mr->rkey, 3000, 41))
+			tap_ret(dp_verify(buf + 8, 3000, 41), -1,
+				"... the WRITE is in it byte for byte");
+		tap_ret_errno(ibv_dereg_mr(mr), 0, "... dereg");
+	}
+	dh = alloc(d->ctx, &at);
+	if (!has) {
+		tap_ok(!dh && errno == EOPNOTSUPP,
+		       "ibv_alloc_dmah before 6.17: EOPNOTSUPP (%s)",
+		       strerror(errno));
+		free(buf);
+		return;
+	}
+	if (!tap_ok(dh != NULL, "ibv_alloc_dmah: CPU 0, volatile, hint 2 (%s)",
+		    dh ? "" : strerror(errno))) {
+		free(buf);
+		return;
+	}
+	memset(buf, 0, len);
+	mi.comp_mask |= MR_MASK_DMAH;
+	mi.dmah = dh;
+	mr = reg_mr_ex(d->pd, &mi);
+	if (tap_ok(mr != NULL, "ibv_reg_mr_ex with the DMA handle (%s)",
+		   mr ? "" : strerror(errno))) {
+		if (write_into(d, buf + 16, mr->rkey, 6000, 43))
+			tap_ret(dp_verify(buf + 16, 6000, 43), -1,
+				"... the WRITE is in it byte for byte");
+		tap_ok(dp_res_detail(d->name, "mr", "", "dmah_ph", "2"),
+		       "... rdma resource show mr -dd: drv_dmah_ph 2");
+		tap_ret(dealloc(dh), EBUSY,
+			"ibv_dealloc_dmah while its MR lives: EBUSY");
+		tap_ret_errno(ibv_dereg_mr(mr), 0, "... dereg");
+	}
+	tap_ret(dealloc(dh), 0, "ibv_dealloc_dmah");
+	at.comp_mask = 1;	/* a CPU, no hint */
+	dh = alloc(d->ctx, &at);
+	tap_ok(!dh && errno == EINVAL, "ibv_alloc_dmah without a hint: EINVAL");
+	free(buf);
+}
+
 static void test_dmah(struct dp_dev *d)
 {
-	struct ibv_dmah *(*alloc)(struct ibv_context *, struct dmah_attr *) =
-		(struct ibv_dmah *(*)(struct ibv_context *, struct dmah_attr *))
-		dlsym(RTLD_DEFAULT, "ibv_alloc_dmah");
-	int (*dealloc)(struct ibv_dmah *) = (int (*)(struct ibv_dmah *))
-		dlsym(RTLD_DEFAULT, "ibv_dealloc_dmah");
+	reg_mr_ex_fn reg_mr_ex = (reg_mr_ex_fn)dlsym(RTLD_DEFAULT,
+						     "ibv_reg_mr_ex");
+	alloc_dmah_fn alloc = (alloc_dmah_fn)dlsym(RTLD_DEFAULT,
+						   "ibv_alloc_dmah");
+	dealloc_dmah_fn dealloc = (dealloc_dmah_fn)dlsym(RTLD_DEFAULT,
+							 "ibv_dealloc_dmah");
 	bool has = kernel_at_least(6, 17);
 	uint32_t h, mrh, lkey, rkey;
 	const size_t len = 8192;
@@ -614,25 +696,11 @@ static void test_dmah(struct dp_dev *d)
 		else
 			tap_ret(raw_dmah_free(d->ctx, h), 0, "... freed");
 	}
-	if (!alloc || !dealloc) {
+	if (!alloc || !dealloc || !reg_mr_ex) {
 		tap_diag("this libibverbs has no ibv_alloc_dmah");
 		return;
 	}
-	{
-		struct dmah_attr at = { .comp_mask = 1 << 1, .ph = 2 };
-		struct ibv_dmah *dh = alloc(d->ctx, &at);
-
-		if (has) {
-			tap_ok(dh != NULL, "ibv_alloc_dmah: hint 2 (%s)",
-			       dh ? "" : strerror(errno));
-			if (dh)
-				tap_ret(dealloc(dh), 0, "ibv_dealloc_dmah");
-		} else {
-			tap_ok(!dh && errno == EOPNOTSUPP,
-			       "ibv_alloc_dmah before 6.17: EOPNOTSUPP (%s)",
-			       strerror(errno));
-		}
-	}
+	test_dmah_verbs(d, alloc, dealloc, reg_mr_ex, has);
 }
 
 int main(void)

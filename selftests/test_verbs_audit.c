@@ -17,9 +17,9 @@
  * object of this context: libibverbs dispatches on its context alone.
  *
  * Not here, owned by other items of issue 37: ibv_query_port_speed,
- * ibv_alloc_dmah and DMA handles, ODP caps (item 7), raw packet QP
- * loopback and rate limits (items 4, 5), ibv_wr_flush and the other
- * ibv_qp_ex builders (item 1).
+ * ibv_alloc_dmah and DMA handles (item 7, test_device), ODP caps (item 7,
+ * test_odp), raw packet QP loopback and rate limits (items 4, 5),
+ * ibv_wr_flush and the other ibv_qp_ex builders (item 1).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -259,24 +259,12 @@ static void reg_mr_ex(struct dp_qp *a)
 	if (!reg)
 		return;
 	/*
-	 * Before 1.17 (rdma-core 64, the release of ibv_alloc_buf) the stub
-	 * of an unset reg_mr_ex op answered EOPNOTSUPP, not translating
-	 * to reg_mr; librxe2 sets no reg_mr_ex (DMA handles, issue 37
-	 * item 7, will be its first use), so that is the answer there.
+	 * librxe2's own reg_mr_ex (DMA handles, test_device) serves an
+	 * address as reg_mr does, on every libibverbs that has the verb
+	 * (before 1.17 libibverbs' stub alone answered EOPNOTSUPP)
 	 */
-	attr.length = 4096;
-	attr.access = IBV_ACCESS_LOCAL_WRITE;
-	attr.comp_mask = AUDIT_REG_MR_MASK_ADDR;
-	if (!dlsym(RTLD_DEFAULT, "ibv_alloc_buf")) {
-		buf = dp_alloc(4096);
-		attr.addr = buf;
-		tap_null_errno(reg(dev.pd, &attr), EOPNOTSUPP,
-			       "ibv_reg_mr_ex of a libibverbs before 64: EOPNOTSUPP (its stub)");
-		free(buf);
-		return;
-	}
 	buf = dp_alloc(8192);
-	/* libibverbs turns it into rxe2's reg_mr: zero-based here */
+	/* rxe2's reg_mr underneath: zero-based here */
 	attr.length = 8192;
 	attr.access = DP_ACCESS_ALL;
 	attr.comp_mask = AUDIT_REG_MR_MASK_ADDR | AUDIT_REG_MR_MASK_IOVA;

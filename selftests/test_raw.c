@@ -479,17 +479,25 @@ static struct ibv_flow *flow_create(struct ibv_qp *qp, struct flow_req *r)
 	return ibv_create_flow(qp, &r->attr);
 }
 
-/* eth dst = the device, IPv4 to it, UDP to dport */
-static struct ibv_flow *flow_udp(struct ibv_qp *qp, uint16_t dport,
-				 uint16_t prio, uint32_t flags)
+/* a NORMAL flow: eth dst, IPv4 dst dip, UDP to dport */
+static struct ibv_flow *flow_udp_to(struct ibv_qp *qp, const uint8_t *dst,
+				    uint32_t dip, uint16_t dport,
+				    uint16_t prio, uint32_t flags)
 {
 	struct flow_req r;
 
 	flow_init(&r, IBV_FLOW_ATTR_NORMAL, prio, flags);
-	flow_eth(&r, mac_dev, -1, false);
-	flow_ip4(&r, IP_DEV);
+	flow_eth(&r, dst, -1, false);
+	flow_ip4(&r, dip);
 	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
 	return flow_create(qp, &r);
+}
+
+/* eth dst = the device, IPv4 to it, UDP to dport */
+static struct ibv_flow *flow_udp(struct ibv_qp *qp, uint16_t dport,
+				 uint16_t prio, uint32_t flags)
+{
+	return flow_udp_to(qp, mac_dev, IP_DEV, dport, prio, flags);
 }
 
 static struct ibv_flow *flow_kind(struct ibv_qp *qp,
@@ -1275,20 +1283,6 @@ static void frame_from_dev(struct frame *f, const uint8_t *dst, uint32_t dip,
 {
 	frame_udp4(f, dst, -1, IP_DEV, dip, sport, dport, n, seed);
 	memcpy(f->b + 6, mac_dev, 6);	/* outside every checksum */
-}
-
-/* a NORMAL flow: eth dst, IPv4 dst dip, UDP to dport */
-static struct ibv_flow *flow_udp_to(struct ibv_qp *qp, const uint8_t *dst,
-				    uint32_t dip, uint16_t dport,
-				    uint16_t prio, uint32_t flags)
-{
-	struct flow_req r;
-
-	flow_init(&r, IBV_FLOW_ATTR_NORMAL, prio, flags);
-	flow_eth(&r, dst, -1, false);
-	flow_ip4(&r, dip);
-	flow_l4(&r, IBV_FLOW_SPEC_UDP, dport);
-	return flow_create(qp, &r);
 }
 
 /* whether the peer gets f, byte for byte, within ms */

@@ -221,6 +221,27 @@ int dp_post_send1(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
 int dp_post_recv1(struct ibv_qp *qp, uint64_t wr_id, void *addr,
 		  uint32_t len, uint32_t lkey);
 
+/*
+ * struct ibv_mr_init_attr of libibverbs 59 on (public ABI) and its
+ * comp_mask bits, for ibv_reg_mr_ex() found with dlsym(): the headers
+ * of 44 have neither.
+ */
+struct dp_mr_init_attr {
+	size_t length;
+	int access;
+	uint64_t comp_mask;
+	uint64_t iova;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	void *dmah;
+	void *buf;
+};
+
+#define DP_REG_MR_MASK_IOVA	(1 << 0)
+#define DP_REG_MR_MASK_ADDR	(1 << 1)
+#define DP_REG_MR_MASK_DMAH	(1 << 4)
+
 /* Small default caps: 64 WRs each way, one SGE, no inline. */
 extern const struct ibv_qp_cap dp_small_cap;
 

@@ -564,26 +564,10 @@ static bool write_into(struct dp_dev *d, uint8_t *dst, uint32_t rkey,
 	return ok;
 }
 
-/* ibv_mr_init_attr of libibverbs 59, up to the DMA handle */
-struct mr_init_attr {
-	size_t length;
-	int access;
-	uint64_t comp_mask;
-	uint64_t iova;
-	void *addr;
-	int fd;
-	uint64_t fd_offset;
-	void *dmah;
-	void *buf;
-};
-
-#define MR_MASK_ADDR	(1 << 1)
-#define MR_MASK_DMAH	(1 << 4)
-
 typedef struct ibv_dmah *(*alloc_dmah_fn)(struct ibv_context *,
 					  struct dmah_attr *);
 typedef int (*dealloc_dmah_fn)(struct ibv_dmah *);
-typedef struct ibv_mr *(*reg_mr_ex_fn)(struct ibv_pd *, struct mr_init_attr *);
+typedef struct ibv_mr *(*reg_mr_ex_fn)(struct ibv_pd *, struct dp_mr_init_attr *);
 
 /* the same through libibverbs (59 on) and librxe2 */
 static void test_dmah_verbs(struct dp_dev *d, alloc_dmah_fn alloc,
@@ -593,9 +577,9 @@ static void test_dmah_verbs(struct dp_dev *d, alloc_dmah_fn alloc,
 	struct dmah_attr at = { .comp_mask = 7, .cpu_id = 0, .ph = 2 };
 	const size_t len = 8192;
 	uint8_t *buf = dp_alloc(len);
-	struct mr_init_attr mi = {
+	struct dp_mr_init_attr mi = {
 		.length = len, .access = DP_ACCESS_ALL,
-		.comp_mask = MR_MASK_ADDR, .addr = buf,
+		.comp_mask = DP_REG_MR_MASK_ADDR, .addr = buf,
 	};
 	struct ibv_dmah *dh;
 	struct ibv_mr *mr;
@@ -624,7 +608,7 @@ static void test_dmah_verbs(struct dp_dev *d, alloc_dmah_fn alloc,
 		return;
 	}
 	memset(buf, 0, len);
-	mi.comp_mask |= MR_MASK_DMAH;
+	mi.comp_mask |= DP_REG_MR_MASK_DMAH;
 	mi.dmah = dh;
 	mr = reg_mr_ex(d->pd, &mi);
 	if (tap_ok(mr != NULL, "ibv_reg_mr_ex with the DMA handle (%s)",

@@ -208,22 +208,6 @@ out:
 /* Verbs newer than the headers: dlsym()                               */
 /* ------------------------------------------------------------------ */
 
-/* struct ibv_mr_init_attr of libibverbs 1.17 (rdma-core 64), public ABI */
-struct audit_mr_init_attr {
-	size_t length;
-	int access;
-	uint64_t comp_mask;
-	uint64_t iova;
-	void *addr;
-	int fd;
-	uint64_t fd_offset;
-	void *dmah;
-	void *buf;
-};
-
-#define AUDIT_REG_MR_MASK_IOVA	(1 << 0)
-#define AUDIT_REG_MR_MASK_ADDR	(1 << 1)
-
 /* struct ibv_comp_cntr of libibverbs 1.18 (rdma-core 65): its head */
 struct audit_comp_cntr {
 	struct ibv_context *context;
@@ -250,8 +234,8 @@ static bool write_into(struct dp_qp *a, uint64_t raddr, uint32_t rkey,
 
 static void reg_mr_ex(struct dp_qp *a)
 {
-	struct ibv_mr *(*reg)(struct ibv_pd *, struct audit_mr_init_attr *);
-	struct audit_mr_init_attr attr = {};
+	struct ibv_mr *(*reg)(struct ibv_pd *, struct dp_mr_init_attr *);
+	struct dp_mr_init_attr attr = {};
 	uint8_t *buf;
 	struct ibv_mr *mr;
 
@@ -267,7 +251,7 @@ static void reg_mr_ex(struct dp_qp *a)
 	/* rxe2's reg_mr underneath: zero-based here */
 	attr.length = 8192;
 	attr.access = DP_ACCESS_ALL;
-	attr.comp_mask = AUDIT_REG_MR_MASK_ADDR | AUDIT_REG_MR_MASK_IOVA;
+	attr.comp_mask = DP_REG_MR_MASK_ADDR | DP_REG_MR_MASK_IOVA;
 	attr.addr = buf;
 	attr.iova = 0;
 	mr = reg(dev.pd, &attr);

@@ -451,6 +451,12 @@ void rxe2_ioctl_in(struct ibv_command_buffer *cmd, uint16_t id,
 void rxe2_ioctl_out(struct ibv_command_buffer *cmd, uint16_t id, void *ptr,
 		    size_t len);
 /*
+ * Run a method the kernel or our module may not have (a newer Linux's,
+ * or a newer module's): 0 or an errno, EOPNOTSUPP when it is not there.
+ */
+int rxe2_ioctl_optional(struct ibv_context *ibctx,
+			struct ibv_command_buffer *cmd);
+/*
  * The legacy write() command req (header, core request of core_req_len
  * bytes, driver data; in_words and out_words filled in) run through
  * UVERBS_METHOD_INVOKE_WRITE, the response at resp (core_resp_len bytes,

@@ -94,6 +94,19 @@ void rxe2_ioctl_enum(struct ibv_command_buffer *cmd, uint16_t id,
 	rxe2_ioctl_attr(cmd, id, 0)->attr_data.enum_data.elem_id = elem;
 }
 
+/*
+ * ib_uverbs answers EPROTONOSUPPORT for a method, or a mandatory
+ * attribute, it does not know: the verb is then not supported, as
+ * libibverbs' own answer without the op says.
+ */
+int rxe2_ioctl_optional(struct ibv_context *ibctx,
+			struct ibv_command_buffer *cmd)
+{
+	int err = execute_ioctl(ibctx, cmd);
+
+	return err == EPROTONOSUPPORT ? EOPNOTSUPP : err;
+}
+
 void rxe2_ioctl_const(struct ibv_command_buffer *cmd, uint16_t id,
 		      uint64_t value)
 {

@@ -161,10 +161,7 @@ struct ibv_dm *rxe2_import_dm(struct ibv_context *ibctx, uint32_t dm_handle)
 		       sizeof(offset));
 	rxe2_ioctl_out(cmd, RXE2_ATTR_QUERY_DM_RESP_LENGTH, &length,
 		       sizeof(length));
-	err = execute_ioctl(ibctx, cmd);
-	/* ib_uverbs' answer to a method it does not know: an older module */
-	if (err == EPROTONOSUPPORT)
-		err = EOPNOTSUPP;
+	err = rxe2_ioctl_optional(ibctx, cmd);	/* an older module: none */
 	if (!err)
 		err = rxe2_dm_map(ibctx, dm, length, offset);
 	if (err) {

@@ -267,17 +267,6 @@ int rxe2_dealloc_mw(struct ibv_mw *mw)
 
 #if RXE2_RDMA_CORE >= 59
 /*
- * A kernel without a method (UVERBS_OBJECT_DMAH before Linux 6.17,
- * UVERBS_METHOD_QUERY_PORT_SPEED before 7.0) answers EPROTONOSUPPORT;
- * the verb is then not supported, as libibverbs' own answer without
- * the op says.
- */
-static int rxe2_unsupported(int err)
-{
-	return err == EPROTONOSUPPORT ? EOPNOTSUPP : err;
-}
-
-/*
  * The handle is checked as mlx5 checks it: the processing hint is
  * mandatory, a steering tag needs both the CPU and the memory type.
  * The kernel checks them again (rxe/rxe2_mr.c) and the CPU against our
@@ -318,7 +307,7 @@ struct ibv_dmah *rxe2_alloc_dmah(struct ibv_context *ibctx,
 				attr->tph_mem_type);
 	rxe2_ioctl_in(cmd, UVERBS_ATTR_ALLOC_DMAH_PH, &attr->ph,
 		      sizeof(attr->ph));
-	err = rxe2_unsupported(execute_ioctl(ibctx, cmd));
+	err = rxe2_ioctl_optional(ibctx, cmd);	/* Linux 6.17 on */
 	if (err) {
 		free(dmah);
 		errno = err;
@@ -428,7 +417,7 @@ struct ibv_mr *rxe2_reg_mr_ex(struct ibv_pd *pd,
 		      sizeof(uint32_t));
 	rxe2_ioctl_out(cmd, UVERBS_ATTR_REG_MR_RESP_LKEY, &lkey, sizeof(lkey));
 	rxe2_ioctl_out(cmd, UVERBS_ATTR_REG_MR_RESP_RKEY, &rkey, sizeof(rkey));
-	err = rxe2_unsupported(execute_ioctl(pd->context, cmd));
+	err = rxe2_ioctl_optional(pd->context, cmd);
 	if (!err) {
 		mr->vmr.ibv_mr.handle = handle->data;
 		mr->vmr.ibv_mr.lkey = lkey;
@@ -458,6 +447,6 @@ int rxe2_query_port_speed(struct ibv_context *ibctx, uint32_t port_num,
 	rxe2_ioctl_const(cmd, UVERBS_ATTR_QUERY_PORT_SPEED_PORT_NUM, port_num);
 	rxe2_ioctl_out(cmd, UVERBS_ATTR_QUERY_PORT_SPEED_RESP, speed,
 		       sizeof(*speed));
-	return rxe2_unsupported(execute_ioctl(ibctx, cmd));
+	return rxe2_ioctl_optional(ibctx, cmd);	/* Linux 7.0 on */
 }
 #endif

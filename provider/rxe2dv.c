@@ -144,10 +144,7 @@ int rxe2dv_query_mr(struct ibv_mr *mr, struct rxe2dv_mr_attr *attr,
 	cmd = rxe2_ioctl_init(&buf, UVERBS_OBJECT_MR, RXE2_METHOD_MR_QUERY);
 	rxe2_ioctl_obj(cmd, RXE2_ATTR_QUERY_MR_HANDLE, mr->handle);
 	rxe2_ioctl_out(cmd, RXE2_ATTR_QUERY_MR_RESP, &resp, sizeof(resp));
-	ret = execute_ioctl(mr->context, cmd);
-	/* ib_uverbs' answer to a method it does not know: an older module */
-	if (ret == EPROTONOSUPPORT)
-		return EOPNOTSUPP;
+	ret = rxe2_ioctl_optional(mr->context, cmd);	/* older module: none */
 	if (ret)
 		return ret;
 

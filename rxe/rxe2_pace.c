@@ -5,12 +5,13 @@
  * A QP with a rate limit sends its request packets (a raw packet QP its
  * frames) no faster than rate_kbps: each packet moves pace_next, the
  * earliest time the next one may leave, by the time its bytes (headers
- * and payload, as they go on the wire) take at that rate.  A QP that was idle may catch up for at
- * most RXE2_PACE_SLACK_NS, so a burst after a pause stays short and a
- * late timer does not lower the average rate.  When the QP is ahead of
- * its rate, rxe2_req_run() stops and the pace timer runs it again at
- * pace_next.  Retransmissions are paced like first transmissions;
- * responses (READ data, ACKs) are not: they are the peer's traffic.
+ * and payload, as they go on the wire) take at that rate.  A QP that
+ * was idle may catch up for at most RXE2_PACE_SLACK_NS, so a burst
+ * after a pause stays short and a late timer does not lower the average
+ * rate.  When the QP is ahead of its rate, rxe2_req_run() stops and the
+ * pace timer runs it again at pace_next.  Retransmissions are paced
+ * like first transmissions; responses (READ data, ACKs) are not: they
+ * are the peer's traffic.
  *
  * All of it runs under the QP's state_lock, except the timer callback,
  * which only kicks the QP.

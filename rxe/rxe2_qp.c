@@ -82,7 +82,7 @@ static int rxe2_qp_inline_recv(struct rxe2_qp *qp,
 	if (asked > RXE2_INLINE_RECV_MAX)
 		return -EINVAL;
 	/* a TM SRQ's completions carry tags, not data */
-	if (init->srq && init->srq->srq_type == IB_SRQT_TM)
+	if (rxe2_srq_is_tm(init->srq))
 		return -EOPNOTSUPP;
 	/* a small CQ of a process has inline slots; others have none */
 	if ((init->recv_cq &&
@@ -243,8 +243,7 @@ int rxe2_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	}
 	/* tag matching is RC's (tm_caps.flags): a TM SRQ takes RC QPs only */
-	if (init->srq && init->srq->srq_type == IB_SRQT_TM &&
-	    init->qp_type != IB_QPT_RC)
+	if (rxe2_srq_is_tm(init->srq) && init->qp_type != IB_QPT_RC)
 		return -EOPNOTSUPP;
 	/* an indirection table: an RSS QP (rxe2_wq.c), raw packet only */
 	if (init->rwq_ind_tbl && init->qp_type != IB_QPT_RAW_PACKET)

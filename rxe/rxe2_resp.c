@@ -471,9 +471,7 @@ static void rxe2_resp_done_msg(struct rxe2_qp *qp)
 /* the SRQ of a QP whose SENDs carry tag matching headers, or NULL */
 static struct rxe2_srq *rxe2_resp_tm_srq(struct rxe2_qp *qp)
 {
-	struct rxe2_srq *srq = qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
-
-	return srq && srq->tm ? srq : NULL;
+	return rxe2_srq_is_tm(qp->ibqp.srq) ? to_rsrq(qp->ibqp.srq) : NULL;
 }
 
 /*

@@ -515,7 +515,7 @@ bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 	    !skb_queue_empty_lockless(&dp->rx_queue) ||
 	    READ_ONCE(dp->lreq_len) || dp->rd_active ||
 	    !skb_queue_empty(&dp->ooo_req) || rxe2_qp_is_xrc_tgt(qp) ||
-	    (qp->ibqp.srq && to_rsrq(qp->ibqp.srq)->tm) ||
+	    rxe2_srq_is_tm(qp->ibqp.srq) ||
 	    qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
 	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, pkt) ||
 	    !(pkt->flags & RXE2_OPF_PAYLOAD) || pkt->psn != dp->resp_psn)

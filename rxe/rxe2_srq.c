@@ -242,7 +242,7 @@ int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
  */
 u32 rxe2_srq_rwqe_size(const struct rxe2_srq *srq)
 {
-	if (srq->tm)
+	if (rxe2_srq_is_tm(&srq->ibsrq))
 		return max(srq->ring.slot_size, rxe2_tm_rwqe_size());
 	return srq->ring.slot_size;
 }

@@ -166,8 +166,8 @@ u32 rxe2_tm_rwqe_size(void)
 bool rxe2_tm_wants_sq(const struct ib_qp_init_attr *init,
 		      struct ib_udata *udata)
 {
-	return udata && init->qp_type == IB_QPT_RC && init->srq &&
-	       init->srq->srq_type == IB_SRQT_TM && !init->cap.max_send_wr;
+	return udata && init->qp_type == IB_QPT_RC &&
+	       rxe2_srq_is_tm(init->srq) && !init->cap.max_send_wr;
 }
 
 /* its send queue: a kernel ring of READs and FINs */
@@ -332,7 +332,7 @@ int rxe2_tm_post_ops(struct ib_srq *ibsrq, const struct rxe2_tm_op *ops,
 	int ret = 0;
 	u32 i;
 
-	if (!srq->tm)
+	if (!rxe2_srq_is_tm(ibsrq))
 		return -EOPNOTSUPP;
 	if (n > RXE2_TM_MAX_OPS)
 		return -EINVAL;

@@ -928,6 +928,12 @@ static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct rxe2_srq, ibsrq);
 }
 
+/* a tag matching SRQ (IB_SRQT_TM: srq->tm, rxe2_tm.c); NULL is none */
+static inline bool rxe2_srq_is_tm(const struct ib_srq *ibsrq)
+{
+	return ibsrq && ibsrq->srq_type == IB_SRQT_TM;
+}
+
 /* an XRC target: a responder over its domain's XRC SRQs, no queues */
 static inline bool rxe2_qp_is_xrc_tgt(const struct rxe2_qp *qp)
 {
@@ -958,7 +964,7 @@ static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
 	if (qp->dp.xrc_srq)
 		return to_rcq(qp->dp.xrc_srq->ibsrq.ext.cq);
 	/* a TM SRQ's QPs complete receives on the SRQ's CQ */
-	if (qp->ibqp.srq && qp->ibqp.srq->srq_type == IB_SRQT_TM)
+	if (rxe2_srq_is_tm(qp->ibqp.srq))
 		return to_rcq(qp->ibqp.srq->ext.cq);
 	return qp->ibqp.recv_cq ? to_rcq(qp->ibqp.recv_cq) : NULL;
 }

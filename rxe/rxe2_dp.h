@@ -151,6 +151,13 @@ static inline bool rxe2_qp_acks(struct rxe2_qp *qp)
 	       rxe2_qp_is_xrc_tgt(qp);
 }
 
+/* a datagram QP: UD, or GSI (QP1), which is UD on the wire */
+static inline bool rxe2_qp_is_ud(const struct rxe2_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD ||
+	       qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 /* the transport bits of the opcodes the QP sends (RXE2_TRANSPORT_*) */
 static inline u8 rxe2_qp_transport(struct rxe2_qp *qp)
 {

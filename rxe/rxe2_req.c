@@ -169,8 +169,7 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 		return IB_WC_LOC_LEN_ERR;
 	if (rxe2_is_atomic(w->opcode))
 		total = 8;
-	if ((qp->ibqp.qp_type == IB_QPT_UD ||
-	     qp->ibqp.qp_type == IB_QPT_GSI) &&
+	if (rxe2_qp_is_ud(qp) &&
 	    total > ib_mtu_enum_to_int(READ_ONCE(rdev->active_mtu)))
 		return IB_WC_LOC_LEN_ERR;
 	info->length = total;
@@ -272,8 +271,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
 	bool rc = rxe2_qp_requests_acked(qp);
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI;
+	bool ud = rxe2_qp_is_ud(qp);
 	u32 mtu = ud ? info->length : dp->mtu;
 	u32 off = dp->req_offset, n = 0, npsn = 1;
 	bool first, last, ackreq = false, gap, direct, sent = false;
@@ -784,8 +782,7 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 			break;
 		case IB_WR_SEND:
 		case IB_WR_SEND_WITH_IMM:
-			if (qp->ibqp.qp_type != IB_QPT_UD &&
-			    qp->ibqp.qp_type != IB_QPT_GSI)
+			if (!rxe2_qp_is_ud(qp))
 				break;
 			w->wr.ud.ah_num = to_rah(ud_wr(wr)->ah)->ah_num;
 			w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;

@@ -1012,7 +1012,7 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	bool rc = rxe2_qp_acks(qp);
 	int d;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+	if (rxe2_qp_is_ud(qp)) {
 		rxe2_resp_ud(qp, pkt);
 		return;
 	}

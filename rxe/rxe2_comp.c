@@ -5,8 +5,9 @@
  * atomic results, drives retransmission (local ACK timeout with
  * retry_cnt, RNR NAK with rnr_retry, sequence NAK) and retires WQEs in
  * order: the SQ consumer moves when a WQE's completion is written (an
- * unsignaled WQE retires silently).  Also flushes a QP in the error
- * state.
+ * unsignaled WQE retires silently).  Also flushes the WQEs of a QP in
+ * the error state (rxe2_comp_flush_wqes(): they complete with
+ * WR_FLUSH_ERR; not the IBTA's FLUSH operation, rxe2_place.c).
  */
 #include <linux/jiffies.h>
 #include <rdma/ib_user_verbs.h>
@@ -775,7 +776,7 @@ static struct rxe2_cq *rxe2_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c)
 }
 
 /* QP in ERROR: complete everything still queued, in order */
-void rxe2_flush(struct rxe2_qp *qp)
+void rxe2_comp_flush_wqes(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	int avail;

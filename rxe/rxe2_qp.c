@@ -202,7 +202,7 @@ static int rxe2_qp_init_rings(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 
 static void rxe2_qp_free_rings(struct rxe2_qp *qp)
 {
-	rxe2_tm_sq_flush(qp);	/* the SRQ's buffers outlive the QP */
+	rxe2_tm_sq_flush_wqes(qp);	/* the SRQ's buffers outlive the QP */
 	if (qp->has_rq)
 		rxe2_ring_cleanup(&qp->rq);
 	rxe2_ring_cleanup(&qp->sq);
@@ -489,7 +489,7 @@ static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 {
 	if (new == IB_QPS_RESET) {
 		/* a reset QP forgets its queues and its attributes */
-		rxe2_tm_sq_flush(qp);
+		rxe2_tm_sq_flush_wqes(qp);
 		rxe2_ring_reset(&qp->sq);
 		if (qp->has_rq)
 			rxe2_ring_reset(&qp->rq);
@@ -580,12 +580,13 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rxe2_comp_sqd_check(qp);
 	}
 	/*
-	 * Flush an ERROR QP; start sending what waits in the SQ, also what
-	 * an old rate limit held back.  RESET, INIT and RTR leave the work
-	 * item nothing to do (the requester waits for RTS; a packet that
-	 * arrives queues work of its own), and so does RTR to RTS with an
-	 * empty SQ (a doorbell rung from now on runs the requester): no
-	 * work item per QP when thousands of QPs are connected.
+	 * Flush an ERROR QP's WQEs; start sending what waits in the SQ,
+	 * also what an old rate limit held back.  RESET, INIT and RTR leave
+	 * the work item nothing to do (the requester waits for RTS; a
+	 * packet that arrives queues work of its own), and so does RTR to
+	 * RTS with an empty SQ (a doorbell rung from now on runs the
+	 * requester): no work item per QP when thousands of QPs are
+	 * connected.
 	 */
 	kick = (mask & IB_QP_RATE_LIMIT) ||
 	       ((mask & IB_QP_STATE) && new >= IB_QPS_RTS &&

@@ -732,11 +732,12 @@ struct rxe2_cq *rxe2_tm_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c)
 }
 
 /*
- * A TM QP's kernel SQ is about to be emptied without a flush (RESET,
- * destroy): the READs still in it complete their buffers, which belong
- * to the SRQ and were reported matched, with WR_FLUSH_ERR.
+ * A TM QP's kernel SQ is about to be emptied without
+ * rxe2_comp_flush_wqes() (RESET, destroy): the READs still in it
+ * complete their buffers, which belong to the SRQ and were reported
+ * matched, with WR_FLUSH_ERR.
  */
-void rxe2_tm_sq_flush(struct rxe2_qp *qp)
+void rxe2_tm_sq_flush_wqes(struct rxe2_qp *qp)
 {
 	struct rxe2_ring *r = &qp->sq;
 	struct rxe2_srq *srq;

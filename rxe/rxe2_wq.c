@@ -74,7 +74,7 @@ err_free:
 }
 
 /* a WQ's ring holds nothing more: each posted WQE completes as flushed */
-static void rxe2_wq_flush(struct rxe2_wq *wq)
+static void rxe2_wq_flush_wqes(struct rxe2_wq *wq)
 {
 	struct rxe2_cq *cq = to_rcq(wq->ibwq.cq);
 	struct rxe2_cqe cqe = {
@@ -137,7 +137,7 @@ int rxe2_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
 	}
 	WRITE_ONCE(ibwq->state, new);
 	if (new == IB_WQS_ERR)
-		rxe2_wq_flush(wq);
+		rxe2_wq_flush_wqes(wq);
 	return 0;
 }
 
@@ -367,7 +367,7 @@ void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status)
 		if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
 			return;		/* a full CQ: it is in error now */
 	}
-	rxe2_wq_flush(wq);
+	rxe2_wq_flush_wqes(wq);
 }
 
 /* the WQ an RSS QP's frame goes to (MAC header at skb->data) */

@@ -108,7 +108,7 @@ static void rxe2_reorder_resp_gap(struct rxe2_qp *qp, bool last)
 }
 
 /*
- * A request handed over without a packet (dp.lreq, rxe2_qp_deliver_req())
+ * A request handed over without a packet (dp.loop_req, rxe2_qp_deliver_req())
  * is kept as an skb of its bytes: the slot is the sender's next one.
  */
 static struct sk_buff *rxe2_reorder_copy(const struct rxe2_pkt *pkt)

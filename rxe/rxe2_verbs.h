@@ -732,18 +732,18 @@ struct rxe2_qp_dp {
 	 * A positive ACK from a local peer, handed over without a packet
 	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
 	 */
-	bool lack_valid;
-	u32 lack_smsn;
-	u32 lack_psn;
+	bool loop_ack_valid;
+	u32 loop_ack_smsn;
+	u32 loop_ack_psn;
 	/*
 	 * A request from a local peer handed over without a packet
 	 * (rxe2_qp_deliver_req()): its transport headers and payload as
-	 * on the wire, without pad and ICRC.  lreq_len 0: the slot is
+	 * on the wire, without pad and ICRC.  loop_req_len 0: the slot is
 	 * free.  Filled under rx_queue.lock by the sender, freed by our
 	 * runner once the request is handled.
 	 */
-	u32 lreq_len;
-	u8 lreq[RXE2_LOOP_REQ_MAX] __aligned(8);
+	u32 loop_req_len;
+	u8 loop_req[RXE2_LOOP_REQ_MAX] __aligned(8);
 	/* our requester's packet being built for that (rxe2_tx_begin()) */
 	u32 tx_stage_len;
 	u8 tx_stage[RXE2_LOOP_REQ_MAX] __aligned(8);

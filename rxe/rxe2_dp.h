@@ -230,6 +230,8 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 		  u32 len, bool to_mem, struct rxe2_mr_hold *hold,
 		  unsigned int nhold, u64 *seq);
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset);
+void rxe2_sge_from_ib(struct rxe2_sge *sge, const struct ib_sge *sg_list,
+		      int num);
 
 /*
  * The payload of a one-copy loopback request (rxe2_tx_direct()): ranges

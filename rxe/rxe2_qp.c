@@ -655,9 +655,8 @@ int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
 			const struct ib_recv_wr **bad_wr)
 {
 	struct rxe2_recv_wqe *wqe;
-	struct rxe2_sge *sge;
 	unsigned long flags;
-	int i, ret = 0;
+	int ret = 0;
 
 	spin_lock_irqsave(&r->lock, flags);
 	for (; wr; wr = wr->next) {
@@ -673,12 +672,8 @@ int rxe2_post_recv_ring(struct rxe2_ring *r, u32 max_sge,
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = wr->num_sge;
 		wqe->reserved = 0;
-		sge = (struct rxe2_sge *)(wqe + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
+		rxe2_sge_from_ib((struct rxe2_sge *)(wqe + 1), wr->sg_list,
+				 wr->num_sge);
 		rxe2_ring_client_advance(r);
 	}
 	spin_unlock_irqrestore(&r->lock, flags);

@@ -812,14 +812,9 @@ int rxe2_post_send_kernel(struct rxe2_qp *qp, const struct ib_send_wr *wr,
 				break;
 			w->inline_len = len;
 		} else {
-			struct rxe2_sge *sge = (struct rxe2_sge *)data;
-
 			w->num_sge = wr->num_sge;
-			for (i = 0; i < wr->num_sge; i++) {
-				sge[i].addr = wr->sg_list[i].addr;
-				sge[i].length = wr->sg_list[i].length;
-				sge[i].lkey = wr->sg_list[i].lkey;
-			}
+			rxe2_sge_from_ib((struct rxe2_sge *)data, wr->sg_list,
+					 wr->num_sge);
 		}
 		rxe2_ring_client_advance(r);
 	}

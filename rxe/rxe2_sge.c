@@ -7,9 +7,23 @@
  * come from a source (struct rxe2_src): the sender's own SGEs, read by
  * the receiver of a one-copy loopback request (rxe2_tx_direct()) while
  * the sender waits for it, so that the payload moves once, from the
- * source MR into the target.
+ * source MR into the target.  A kernel consumer's WR gets its WQE's
+ * SGEs here too (rxe2_sge_from_ib()), as a process writes its own.
  */
 #include "rxe2_dp.h"
+
+/* a kernel WR's SGEs into its WQE; the caller checked num against max */
+void rxe2_sge_from_ib(struct rxe2_sge *sge, const struct ib_sge *sg_list,
+		      int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		sge[i].addr = sg_list[i].addr;
+		sge[i].length = sg_list[i].length;
+		sge[i].lkey = sg_list[i].lkey;
+	}
+}
 
 void rxe2_sge_seek(struct rxe2_sge_cursor *c, u32 offset)
 {

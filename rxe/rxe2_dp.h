@@ -487,13 +487,4 @@ static inline struct rxe2_swqe_info *rxe2_sinfo(struct rxe2_qp *qp, u32 idx)
 	return &qp->dp.sinfo[idx & (qp->sq.num_slots - 1)];
 }
 
-/* rename-lack.sed (issue 39): old names rxe2_task.c uses until it runs */
-#define rxe2_flush		rxe2_comp_flush_wqes
-#define lack_valid		loop_ack_valid
-#define lack_smsn		loop_ack_smsn
-#define lack_psn		loop_ack_psn
-#define lreq_len		loop_req_len
-#define lreq			loop_req
-/* rename-lack.sed: end */
-
 #endif /* RXE2_DP_H */

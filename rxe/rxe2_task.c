@@ -47,7 +47,7 @@ static void rxe2_qp_process(struct rxe2_qp *qp, int *tx_budget)
 		return;
 	rxe2_rx_run(qp);
 	if (qp->state == IB_QPS_ERR) {
-		rxe2_flush(qp);
+		rxe2_comp_flush_wqes(qp);
 		return;
 	}
 	rxe2_comp_timers(qp);
@@ -65,7 +65,7 @@ static void rxe2_qp_notify(struct rxe2_qp *qp)
 	if (qp->ibqp.recv_cq)
 		rxe2_cq_notify(to_rcq(qp->ibqp.recv_cq));
 	/* a TM SRQ's CQ has its QPs' receive completions */
-	if (qp->ibqp.srq && qp->ibqp.srq->srq_type == IB_SRQT_TM)
+	if (rxe2_srq_is_tm(qp->ibqp.srq))
 		rxe2_cq_notify(to_rcq(qp->ibqp.srq->ext.cq));
 }
 
@@ -73,7 +73,8 @@ static bool rxe2_qp_has_work(struct rxe2_qp *qp)
 {
 	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
 	       (!skb_queue_empty(&qp->dp.rx_queue) ||
-		READ_ONCE(qp->dp.lack_valid) || READ_ONCE(qp->dp.lreq_len) ||
+		READ_ONCE(qp->dp.loop_ack_valid) ||
+		READ_ONCE(qp->dp.loop_req_len) ||
 		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
 }
 
@@ -245,9 +246,9 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
 	ok = skb_queue_empty(&dp->rx_queue);
 	if (ok) {
-		dp->lack_smsn = smsn;
-		dp->lack_psn = psn;
-		WRITE_ONCE(dp->lack_valid, true);
+		dp->loop_ack_smsn = smsn;
+		dp->loop_ack_psn = psn;
+		WRITE_ONCE(dp->loop_ack_valid, true);
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
 	if (!ok)
@@ -274,7 +275,7 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	unsigned long flags;
 	bool ok;
 
-	if (!len || len > sizeof(dp->lreq) ||
+	if (!len || len > sizeof(dp->loop_req) ||
 	    test_bit(RXE2_QPF_DYING, &dp->flags))
 		return false;
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
@@ -286,11 +287,11 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	 */
 	ok = skb_queue_empty(&dp->rx_queue) && !READ_ONCE(dp->rd_active) &&
 	     /* acquire: the runner has finished with the slot it freed */
-	     !smp_load_acquire(&dp->lreq_len);
+	     !smp_load_acquire(&dp->loop_req_len);
 	if (ok) {
-		memcpy(dp->lreq, req, len);
+		memcpy(dp->loop_req, req, len);
 		/* release: the runner may take it without the lock */
-		smp_store_release(&dp->lreq_len, len);
+		smp_store_release(&dp->loop_req_len, len);
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
 	if (!ok)
@@ -388,8 +389,8 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	skb_queue_head_init(&dp->rx_queue);
 	__skb_queue_head_init(&dp->ooo_req);
 	__skb_queue_head_init(&dp->ooo_resp);
-	dp->lack_valid = false;
-	dp->lreq_len = 0;
+	dp->loop_ack_valid = false;
+	dp->loop_req_len = 0;
 	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
 	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
 	rxe2_pace_init(qp);
@@ -459,8 +460,8 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	skb_queue_purge(&dp->rx_queue);
 	rxe2_reorder_purge(qp);
-	WRITE_ONCE(dp->lack_valid, false);
-	WRITE_ONCE(dp->lreq_len, 0);
+	WRITE_ONCE(dp->loop_ack_valid, false);
+	WRITE_ONCE(dp->loop_req_len, 0);
 	rxe2_resp_reset(qp);
 	memset(dp->sinfo, 0, qp->sq.num_slots * sizeof(*dp->sinfo));
 	dp->req_next = qp->sq.dev_index;

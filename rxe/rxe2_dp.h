@@ -176,6 +176,12 @@ static inline u8 rxe2_qp_transport(struct rxe2_qp *qp)
 }
 
 /* rxe2_task.c */
+/* QPs a runner's transmit woke on this host (rxe2_catch_begin()) */
+struct rxe2_catch {
+	unsigned int n;
+	struct rxe2_qp *qp[4];
+};
+
 int rxe2_dp_init(void);
 void rxe2_dp_exit(void);
 int rxe2_qp_dp_init(struct rxe2_qp *qp);
@@ -194,6 +200,9 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 			 const void *req, u32 len);
 bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to);
 void rxe2_qp_direct_end(struct rxe2_qp *from);
+void rxe2_catch_begin(struct rxe2_catch *c);
+void rxe2_catch_end(struct rxe2_qp *qp, struct rxe2_catch *c);
+bool rxe2_rx_catch(struct rxe2_qp *qp);
 void rxe2_qp_error(struct rxe2_qp *qp);
 
 /* rxe2_cq.c */

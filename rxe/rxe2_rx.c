@@ -149,7 +149,8 @@ static bool rxe2_rx_enqueue(struct rxe2_qp *qp, struct sk_buff *skb,
 	rxe2_skb_cb(skb)->trusted = false;	/* IPCB is not needed any more */
 	rxe2_skb_cb(skb)->flow = flow;
 	skb_queue_tail(&qp->dp.rx_queue, skb);
-	rxe2_qp_kick(qp);
+	if (!rxe2_rx_catch(qp))
+		rxe2_qp_kick(qp);
 	return true;
 }
 

@@ -28,7 +28,7 @@ static struct workqueue_struct *rxe2_wq;
 
 int rxe2_dp_init(void)
 {
-	rxe2_wq = alloc_workqueue("rxe2", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	rxe2_wq = alloc_workqueue("rxe2", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	return rxe2_wq ? 0 : -ENOMEM;
 }
 
@@ -298,6 +298,63 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 		return false;
 	rxe2_qp_deliver_run(from, to);
 	rxe2_qp_put(to);
+	return true;
+}
+
+/*
+ * Packets a runner's own transmission brings back.  A packet routed to
+ * a device on this host (over a veth into another namespace, say) is
+ * received in the softirq that the transmit raises, and that softirq
+ * runs before ip_local_out() returns, on the runner's CPU, on top of
+ * the runner.  Waking the receiving QP's work item from there would
+ * cost a scheduler round trip per packet, and behind busy pollers a
+ * wait for a CPU.  So while a runner transmits, the receive hook
+ * (rxe2_rx_catch()) leaves such QPs in the runner's catch instead, and
+ * after the transmit the runner treats each as a loopback delivery
+ * (rxe2_qp_deliver_run()): runs it inline or wakes it.  Preemption is
+ * off while the per-CPU pointer is set, so only a softirq nested on
+ * this runner ever sees it; the catch needs no lock.
+ */
+static DEFINE_PER_CPU(struct rxe2_catch *, rxe2_catcher);
+
+void rxe2_catch_begin(struct rxe2_catch *c)
+{
+	c->n = 0;
+	preempt_disable();
+	this_cpu_write(rxe2_catcher, c);
+}
+
+/* @qp: the runner that transmitted */
+void rxe2_catch_end(struct rxe2_qp *qp, struct rxe2_catch *c)
+{
+	unsigned int i;
+
+	this_cpu_write(rxe2_catcher, NULL);
+	preempt_enable();
+	for (i = 0; i < c->n; i++) {
+		rxe2_qp_deliver_run(qp, c->qp[i]);
+		rxe2_qp_put(c->qp[i]);
+	}
+}
+
+/*
+ * The receive hook queued a packet for @qp: true when a runner
+ * transmitting on this CPU took @qp into its catch, so no work item is
+ * needed.
+ */
+bool rxe2_rx_catch(struct rxe2_qp *qp)
+{
+	struct rxe2_catch *c = this_cpu_read(rxe2_catcher);
+	unsigned int i;
+
+	if (!c)
+		return false;
+	for (i = 0; i < c->n; i++)
+		if (c->qp[i] == qp)
+			return true;
+	if (c->n == ARRAY_SIZE(c->qp) || !rxe2_qp_get(qp))
+		return false;
+	c->qp[c->n++] = qp;
 	return true;
 }
 

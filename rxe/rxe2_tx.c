@@ -698,6 +698,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 	unsigned int tlen = skb->len;	/* BTH .. ICRC */
 	/* for the counters and the trace, after the skb is gone */
 	struct rxe2_bth bth = *(struct rxe2_bth *)skb->data;
+	struct rxe2_catch caught;
 	int ret;
 
 	/* while a tap watches lo, take the real way through it */
@@ -732,15 +733,19 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 		rxe2_fault_xmit(rxe2_qp_rdev(qp), skb, av->ipv6, act, ms);
 		return 0;
 	}
+	rxe2_catch_begin(&caught);
 	if (av->ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else
 		ret = ip_local_out(net, NULL, skb);
 	if (net_xmit_eval(ret)) {
+		rxe2_catch_end(qp, &caught);
 		rxe2_qp_dp_count(qp, RXE2_DPC_SEND_ERR);
 		return -ENOBUFS;
 	}
+	/* counted and traced before what it woke runs */
 	rxe2_tx_sent(qp, &bth, tlen);
+	rxe2_catch_end(qp, &caught);
 	rxe2_fault_overtaken(rxe2_qp_rdev(qp));
 	return 0;
 }

@@ -538,6 +538,17 @@ void rxe2_rx_direct_take(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 					pkt->paylen));
 }
 
+/*
+ * Packets (queued by the hook, kept for reordering, or handed over by a
+ * loopback sender) one rxe2_rx_run() takes before it returns, so that the
+ * rest of the QP's pass (the completer's timers, then the requester)
+ * comes between them and a QP that keeps receiving still sends.  What is
+ * left waits for the runner's next pass or the work item, which it kicks.
+ * 256: as many as a sender may have in flight (RXE2_MAX_INFLIGHT, the
+ * largest window), so a whole window is taken in one run.
+ */
+#define RXE2_RX_BUDGET		256
+
 /* caller holds state_lock */
 void rxe2_rx_run(struct rxe2_qp *qp)
 {
@@ -545,7 +556,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	enum rxe2_rx_what what;
 	struct sk_buff *skb = NULL;
 	struct rxe2_pkt pkt;
-	int budget = 256;
+	int budget = RXE2_RX_BUDGET;
 	u32 smsn, psn;
 	bool kept, drained = false;
 

@@ -1269,7 +1269,7 @@ unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
 			continue;
 		node_set(page_to_nid(cur->pages[i]), *nodes);
 		n++;
-		if (!(i & 4095))
+		if (!(i % RXE2_RESCHED_PAGES))
 			cond_resched();
 	}
 	return n;

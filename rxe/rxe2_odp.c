@@ -398,7 +398,7 @@ static unsigned long rxe2_odp_umem_nodes(struct ib_umem_odp *odp,
 		node_set(page_to_nid(hmm_pfn_to_page(rxe2_odp_pfns(odp)[i << per])),
 			 *nodes);
 		n++;
-		if (!(i & 4095))
+		if (!(i % RXE2_RESCHED_PAGES))
 			cond_resched();
 	}
 	mutex_unlock(&odp->umem_mutex);

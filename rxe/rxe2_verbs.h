@@ -384,6 +384,14 @@ int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg);
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
 /*
+ * The walks over an MR's pages for their NUMA nodes (rxe2_mr_resident_nodes()
+ * and, for ODP, rxe2_odp_resident_nodes()) call cond_resched() once every
+ * this many pages: an MR of many GiB has millions, and 4096 (16 MiB of
+ * 4 KiB pages) is well under a millisecond of the walk; a power of two,
+ * so that the test is a mask.
+ */
+#define RXE2_RESCHED_PAGES	4096
+/*
  * The pages of an ODP MR mapped in the device right now, and their NUMA
  * nodes (added to @nodes); the caller keeps dereg and rereg away.
  */

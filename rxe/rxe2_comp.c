@@ -441,10 +441,11 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 
 		if (!rxe2_is_atomic(w->opcode))
 			return;
-		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK), 8);
+		memcpy(&orig, rxe2_pkt_ext(pkt, RXE2_OPF_ATMACK),
+		       RXE2_ATOMIC_LEN);
 		v = be64_to_cpu(orig);
-		if (!rxe2_comp_stage_inline(qp, i, &v, 8) &&
-		    rxe2_sge_copy(qp, &c, &v, 8, true, info->hold,
+		if (!rxe2_comp_stage_inline(qp, i, &v, RXE2_ATOMIC_LEN) &&
+		    rxe2_sge_copy(qp, &c, &v, RXE2_ATOMIC_LEN, true, info->hold,
 				  RXE2_WQE_MRS, &info->mr_seq)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;

@@ -82,6 +82,15 @@ struct rxe2_atmack {
 } __packed;
 
 /*
+ * The operand of an atomic (FETCH_ADD, CMP_SWP, and IBTA 1.5's ATOMIC
+ * WRITE): one 64-bit word, at an address aligned to its size.  The
+ * operation fixes the length: the AtomicETH carries none, ATOMIC WRITE's
+ * RETH must say this one, and the requester's SGEs take the original
+ * value of this size.
+ */
+#define RXE2_ATOMIC_LEN		8
+
+/*
  * FLUSH Extended Transport Header (IBTA 1.5), 4 bytes: placement type
  * in bits 3..0, selectivity level in bits 5..4, the rest reserved.
  */

@@ -52,19 +52,20 @@ static int rxe2_resp_atomic_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	int ret;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE) ||
-	    ntohl(r->len) != 8 || pkt->paylen != 8 || (va & 7))
+	    ntohl(r->len) != RXE2_ATOMIC_LEN ||
+	    pkt->paylen != RXE2_ATOMIC_LEN || !IS_ALIGNED(va, RXE2_ATOMIC_LEN))
 		return RXE2_NAK_INV_REQ;
-	mr = rxe2_resp_mr(qp, NULL, ntohl(r->rkey), &va, 8,
+	mr = rxe2_resp_mr(qp, NULL, ntohl(r->rkey), &va, RXE2_ATOMIC_LEN,
 			  IB_ACCESS_REMOTE_WRITE);
 	if (!mr)
 		return RXE2_NAK_REM_ACCESS;
 	/* a zero-based window may start unaligned in its MR */
-	if (va & 7) {
+	if (!IS_ALIGNED(va, RXE2_ATOMIC_LEN)) {
 		rxe2_mr_put(mr);
 		return RXE2_NAK_INV_REQ;
 	}
 	memcpy(&a.val, pkt->payload, sizeof(a.val));
-	ret = rxe2_mr_access(mr, va, 8, true, rxe2_aw_store, &a);
+	ret = rxe2_mr_access(mr, va, RXE2_ATOMIC_LEN, true, rxe2_aw_store, &a);
 	rxe2_mr_put(mr);
 	return ret || a.split ? RXE2_NAK_REM_ACCESS : 0;
 }

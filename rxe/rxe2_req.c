@@ -79,7 +79,7 @@ static int rxe2_req_check_placement(const struct rxe2_send_wqe *w,
 	if (w->num_sge || (w->send_flags & IB_SEND_INLINE))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (w->opcode == RXE2_WR_ATOMIC_WRITE) {
-		info->length = 8;
+		info->length = RXE2_ATOMIC_LEN;
 		return 0;
 	}
 	if (w->wr.flush.type != RXE2_FLUSH_GLOBAL ||
@@ -165,10 +165,10 @@ static int rxe2_req_fetch(struct rxe2_qp *qp, u32 idx)
 	}
 	if (total > RXE2_MAX_MSG_SZ)
 		return IB_WC_LOC_LEN_ERR;
-	if (rxe2_is_atomic(w->opcode) && total < 8)
+	if (rxe2_is_atomic(w->opcode) && total < RXE2_ATOMIC_LEN)
 		return IB_WC_LOC_LEN_ERR;
 	if (rxe2_is_atomic(w->opcode))
-		total = 8;
+		total = RXE2_ATOMIC_LEN;
 	if (rxe2_qp_is_ud(qp) &&
 	    total > ib_mtu_enum_to_int(READ_ONCE(rdev->active_mtu)))
 		return IB_WC_LOC_LEN_ERR;
@@ -242,7 +242,7 @@ static void rxe2_req_reth(const struct rxe2_send_wqe *w, u32 length, u32 off,
 	case RXE2_WR_ATOMIC_WRITE:
 		r->va = cpu_to_be64(w->wr.atomic_write.remote_addr);
 		r->rkey = htonl(w->wr.atomic_write.rkey);
-		r->len = htonl(8);
+		r->len = htonl(RXE2_ATOMIC_LEN);
 		break;
 	case RXE2_WR_FLUSH:
 		r->va = cpu_to_be64(w->wr.flush.remote_addr);
@@ -305,7 +305,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		if (w->opcode == IB_UVERBS_WR_RDMA_READ)
 			npsn = rxe2_npkts(info->length - off, mtu);
 		if (w->opcode == RXE2_WR_ATOMIC_WRITE)
-			n = 8;
+			n = RXE2_ATOMIC_LEN;
 	} else {
 		n = min(mtu, info->length - off);
 		first = off == 0;

@@ -852,7 +852,8 @@ static int rxe2_do_atomic(struct rxe2_mr *mr, u64 va, bool cmp_swap,
 	};
 	int ret;
 
-	ret = rxe2_mr_access(mr, va, 8, true, rxe2_atomic_op, &a);
+	ret = rxe2_mr_access(mr, va, RXE2_ATOMIC_LEN, true, rxe2_atomic_op,
+			     &a);
 	if (ret)
 		return ret;
 	if (a.split)
@@ -871,12 +872,12 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 
 	rxe2_reorder_pay_ack(qp);
 
-	if (va & 7) {
+	if (!IS_ALIGNED(va, RXE2_ATOMIC_LEN)) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	mr = rxe2_resp_mr(qp, NULL, ntohl(a->rkey), &va, 8,
+	mr = rxe2_resp_mr(qp, NULL, ntohl(a->rkey), &va, RXE2_ATOMIC_LEN,
 			  IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
@@ -884,7 +885,7 @@ static void rxe2_resp_atomic(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		return;
 	}
 	/* a zero-based window may start unaligned in its MR */
-	if (va & 7) {
+	if (!IS_ALIGNED(va, RXE2_ATOMIC_LEN)) {
 		rxe2_mr_put(mr);
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
 				IB_WC_REM_INV_REQ_ERR);

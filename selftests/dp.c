@@ -489,14 +489,13 @@ struct ibv_mr *dp_reg(struct ibv_pd *pd, void *buf, size_t len, int access)
 	return mr;
 }
 
-int dp_fault_write(const struct dp_dev *d, const char *line)
+int dp_fault_write(const char *ibdev, const char *line)
 {
 	char path[256];
 	ssize_t n;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 d->name);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault", ibdev);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return errno;

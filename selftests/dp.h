@@ -164,10 +164,11 @@ const char *dp_status_str(int status);
 int dp_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * One line (a rule, or "clear") written to the device's fault file
- * (rxe2_fault.c): 0 or the errno of the open or write.
+ * One line (a rule, or "clear") written to the fault file of IBDEV
+ * (rxe2_fault.c): 0 or the errno of the open or write.  Every test
+ * writes the file through this.
  */
-int dp_fault_write(const struct dp_dev *d, const char *line);
+int dp_fault_write(const char *ibdev, const char *line);
 
 /*
  * Whether `rdma resource show RES` of device DEV (port 1 and FILTER,

@@ -74,7 +74,7 @@ static int rule(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	return dp_fault_write(&dev, line);
+	return dp_fault_write(dev.name, line);
 }
 
 static bool set_rule(const char *fmt, ...)

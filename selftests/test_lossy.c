@@ -334,12 +334,21 @@ static bool fault_set(unsigned int every)
 		      every, every);
 }
 
+/* one rule on one device; a failure says why */
+static bool rule_set(const char *ibdev, const char *rule)
+{
+	int r = dp_fault_write(ibdev, rule);
+
+	if (r)
+		tap_diag("%s: writing \"%s\" to the fault file: %s", ibdev,
+			 rule, strerror(r));
+	return !r;
+}
+
 static bool rules_set(void)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (dp_sh("echo '%s' > /sys/class/infiniband/" DA "/fault && "
-			  "echo '%s' > /sys/class/infiniband/" DB "/fault",
-			  rules[i], rules[i]))
+		if (!rule_set(DA, rules[i]) || !rule_set(DB, rules[i]))
 			return false;
 	return true;
 }

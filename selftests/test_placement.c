@@ -440,28 +440,24 @@ static void flush_errors(void)
 static void duplicate(void)
 {
 	const char *what = "ATOMIC WRITE whose response is lost";
-	char path[256];
+	char rule[64];
 	struct pair p;
 	uint64_t x = 0x1111222233334444ULL, z = 0x9999, t0;
 	volatile uint64_t *t;
 	long d0;
-	FILE *f;
+	int r;
 
 	if (!mkpair(&p, &dev, &dev, OPS, IBV_ACCESS_REMOTE_WRITE |
 		    RXE2DV_ACCESS_FLUSH_GLOBAL, ACC_FLUSH))
 		return;
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 dev.name);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "drop qpn=%u opcode=%d count=2", p.b->qp_num,
-			  OP_READ_RESP_ONLY) < 0 || fflush(f)) {
-		tap_ok(false, "%s: fault rule: %s", what, strerror(errno));
-		if (f)
-			fclose(f);
+	snprintf(rule, sizeof(rule), "drop qpn=%u opcode=%d count=2",
+		 p.b->qp_num, OP_READ_RESP_ONLY);
+	r = dp_fault_write(dev.name, rule);
+	if (r) {
+		tap_ok(false, "%s: fault rule: %s", what, strerror(r));
 		freepair(&p);
 		return;
 	}
-	fclose(f);
 	d0 = dp_hw_counter(dev.name, "duplicate_request");
 	t = (volatile uint64_t *)(p.bbuf + 128);
 	post_aw(&p, 1, p.bmr->rkey, (uintptr_t)t, x);
@@ -478,7 +474,7 @@ static void duplicate(void)
 	       "FLUSH whose response is lost");
 	tap_ok(dp_hw_counter(dev.name, "duplicate_request") - d0 >= 2,
 	       "duplicate_request counted both");
-	dp_sh("echo clear > %s", path);
+	dp_fault_write(dev.name, "clear");
 	freepair(&p);
 }
 

@@ -100,8 +100,8 @@ static bool rule(const char *fmt, unsigned int qpn, int op)
 	char line[256];
 
 	snprintf(line, sizeof(line), fmt, qpn, op);
-	dp_fault_write(&dev, "clear");
-	return tap_ret(dp_fault_write(&dev, line), 0, "rule \"%s\" accepted",
+	dp_fault_write(dev.name, "clear");
+	return tap_ret(dp_fault_write(dev.name, line), 0, "rule \"%s\" accepted",
 		       line);
 }
 
@@ -111,7 +111,7 @@ static bool rule_too(const char *fmt, unsigned int qpn, int op)
 	char line[256];
 
 	snprintf(line, sizeof(line), fmt, qpn, op);
-	return tap_ret(dp_fault_write(&dev, line), 0, "rule \"%s\" accepted",
+	return tap_ret(dp_fault_write(dev.name, line), 0, "rule \"%s\" accepted",
 		       line);
 }
 
@@ -128,7 +128,7 @@ static bool pair(struct dp_qp *a, struct dp_qp *b, uint8_t timeout)
 
 static void unpair(struct dp_qp *a, struct dp_qp *b)
 {
-	dp_fault_write(&dev, "clear");
+	dp_fault_write(dev.name, "clear");
 	dp_qp_free(a);
 	dp_qp_free(b);
 }
@@ -458,7 +458,7 @@ int main(void)
 	read_two_gaps(0);
 	rnr_of_kept();
 
-	dp_fault_write(&dev, "clear");
+	dp_fault_write(dev.name, "clear");
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);
 	free(abuf);

@@ -1933,15 +1933,10 @@ static void unexp_abort(void)
 
 static bool fault_live;
 
-static int fault_write(const char *line)
-{
-	return dp_fault_write(&dev, line);
-}
-
 /* "clear": no rule outlives its check, a bail-out included */
 static void fault_clear(void)
 {
-	int r = fault_write("clear");
+	int r = dp_fault_write(dev.name, "clear");
 
 	if (r)
 		tap_diag("  writing \"clear\" to the fault file: %s",
@@ -1971,8 +1966,8 @@ static bool fault_rule(const char *what, const char *fmt, ...)
 	if (!registered && !atexit(fault_atexit))
 		registered = true;
 	fault_live = true;
-	fault_write("clear");
-	r = fault_write(line);
+	dp_fault_write(dev.name, "clear");
+	r = dp_fault_write(dev.name, line);
 	if (r)
 		fault_clear();
 	return tap_ret_errno(r, 0, "%s: fault rule \"%s\" accepted", what,

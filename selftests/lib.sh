@@ -2,6 +2,53 @@
 #
 # Shell helpers shared by the shell tests and tools/bench; sourced, POSIX sh.
 
+# ---- TAP output (the shell tests) ------------------------------------------
+# n counts a test's TAP lines and failed its "not ok" ones (from 0 when
+# this file is sourced); the test prints its plan itself, "1..N" first or
+# "1..$n" last, and ends with [ $failed = 0 ] or its own verdict.  A test
+# may set tap_prefix (after sourcing this file): it goes before every ok
+# and not ok description.
+n=0 failed=0 tap_prefix=''
+ok() { n=$((n + 1)); echo "ok $n - $tap_prefix$*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tap_prefix$*"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# check DESCRIPTION COMMAND...: one TAP line, ok when COMMAND succeeds.
+# COMMAND runs in this shell (what it sets stays set) with its output in
+# the file the test names in check_out; a failure shows that output as
+# comments, only its last check_tail lines when the test sets check_tail
+# (both after sourcing this file).
+check_out='' check_tail=''
+check() {
+	_check_what=$1
+	shift
+	if "$@" >"$check_out" 2>&1; then
+		ok "$_check_what"
+	else
+		not_ok "$_check_what"
+		if [ -n "$check_tail" ]; then
+			sed 's/^/#   /' "$check_out" | tail -n "$check_tail"
+		else
+			sed 's/^/#   /' "$check_out"
+		fi
+	fi
+}
+
+# check_sub DESCRIPTION COMMAND...: check with COMMAND in a subshell
+# (nothing it sets stays) and its output in a variable, no file; a
+# failure shows its last 20 lines (a failure without output, one empty
+# comment line).
+check_sub() {
+	_check_what=$1
+	shift
+	if _check_o=$("$@" 2>&1); then
+		ok "$_check_what"
+	else
+		not_ok "$_check_what"
+		echo "$_check_o" | tail -n 20 | sed 's/^/#   /'
+	fi
+}
+
 # ipv4_gid_index DEV: the index of DEV's RoCE v2 GID that holds an IPv4
 # address (::ffff:a.b.c.d); fails when there is none.
 ipv4_gid_index() {
@@ -240,8 +287,8 @@ roce_decode() {
 }
 
 # ---- two-sided runs with a wire check (test_interop.sh, test_netns.sh) -----
-# The calling test defines ok and not_ok (TAP lines) and sets xwork (a
-# scratch directory).
+# The calling test sets xwork (a scratch directory); the TAP lines are
+# ok and not_ok's (above).
 # shellcheck disable=SC2154 # xwork
 
 # xpair NAME SRV_NS CLI_NS WAIT EXPECT SRV_CMD... -- CLI_CMD...: starts the

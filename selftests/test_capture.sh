@@ -15,24 +15,10 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/capture.XXXXXX) || exit 1
-n=0 failed=0
 port=18700
 iters=5
 . "$(dirname "$0")/lib.sh"
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() {
-	desc=$1
-	shift
-	if "$@" >"$work/check.out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$work/check.out"
-	fi
-}
+check_out=$work/check.out
 
 netdev_of() { rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'; }
 mac_of() { cat "/sys/class/net/$1/address"; }

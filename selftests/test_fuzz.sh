@@ -27,9 +27,6 @@ repo=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
 export LC_ALL=C
 xwork=$(mktemp -d /tmp/fuzz.XXXXXX) || exit 1
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 FRAMES=${RXE2_FUZZ_FRAMES:-100000}
 # paced, so that every kind of traffic takes its turn during the run

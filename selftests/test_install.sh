@@ -20,18 +20,11 @@ PLAN=11
 repo=$(cd "$(dirname "$0")/.." && pwd)
 : "${RXE2_KO:=$repo/rxe/rdma_rxe2.ko}"
 kver=$(uname -r)
+# shellcheck source=lib.sh
 . "$repo/selftests/lib.sh"
 stage=$(mktemp -d /tmp/test_install.XXXXXX) || exit 1
 out=$stage/out
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$out"; }
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$out" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
+check_out=$out
 
 old_modprobe=$(cat /proc/sys/kernel/modprobe)
 cleanup() {

@@ -34,10 +34,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 export LC_ALL=C
 xwork=$(mktemp -d /tmp/interop.XXXXXX) || exit 1
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 NS=ixns
 V4_RXE=10.79.1.2 V4_RXE2=10.79.1.1

@@ -10,13 +10,8 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/ofi.XXXXXX) || exit 1
-n=0 failed=0
 port=19400
 . "$(dirname "$0")/lib.sh"
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 trap 'rm -rf "$work"' EXIT
 
 # pingpong EP: fi_pingpong server and client over verbs on $dev; both

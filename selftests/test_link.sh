@@ -13,25 +13,9 @@ export LC_ALL=C
 PLAN=61
 SYS=/sys/class/infiniband
 
-n=0
-failed=0
+. "$(dirname "$0")/lib.sh"
 out=$(mktemp /tmp/test_link.XXXXXX) || exit 1
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-
-# check DESCRIPTION CMD ARGS...: one TAP line; the output explains a failure
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$out"
-	fi
-}
+check_out=$out
 
 # poll TENTHS CMD ARGS...: until CMD succeeds, at most TENTHS/10 seconds
 poll() {

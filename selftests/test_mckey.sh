@@ -16,9 +16,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 export LC_ALL=C
 dev=${RXE2_DEV:-rxe2_0}
 xwork=$(mktemp -d /tmp/mckey.XXXXXX) || exit 1
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 A=mck1 B=mck2
 cleanup() {

@@ -21,9 +21,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 export LC_ALL=C
 xwork=$(mktemp -d /tmp/netns.XXXXXX) || exit 1
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 A=ixc1 B=ixc2
 V4_A=10.79.2.1 V4_B=10.79.2.2

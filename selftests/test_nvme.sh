@@ -32,23 +32,8 @@ dev=${RXE2_DEV:-rxe2_0}
 nqn=nqn.2026-11.org.rxe2:selftest
 port=4420
 cfg=/sys/kernel/config/nvmet
-n=0 failed=0
-tag=
-[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tag="(rxe2: FRMR, SEND_WITH_INV) "
+[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tap_prefix="(rxe2: FRMR, SEND_WITH_INV) "
 
-ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
-# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
-check() {
-	_d=$1
-	shift
-	if _o=$("$@" 2>&1); then
-		ok "$_d"
-	else
-		not_ok "$_d"
-		echo "$_o" | tail -n 20 | sed 's/^/#   /'
-	fi
-}
 bail() {
 	echo "Bail out! $*"
 	exit 1
@@ -130,7 +115,7 @@ if ! modprobe brd rd_nr=1 rd_size=65536 2>/dev/null; then
 		truncate -s 64M "$backing_file" || bail "no brd, no backing file"
 	backing=$backing_file
 fi
-check "modprobe nvmet_rdma nvme_rdma" modprobe -a nvmet_rdma nvme_rdma
+check_sub "modprobe nvmet_rdma nvme_rdma" modprobe -a nvmet_rdma nvme_rdma
 # nvmet needs configfs, which creates its mount point when it loads
 mountpoint -q /sys/kernel/config ||
 	mount -t configfs none /sys/kernel/config || bail "configfs"
@@ -174,7 +159,7 @@ else
 	cleanup
 	exit 1
 fi
-check "the controller's transport is rdma" sh -c \
+check_sub "the controller's transport is rdma" sh -c \
 	"grep -lx '$nqn' /sys/class/nvme/nvme*/subsysnqn | \
 	 sed 's/subsysnqn/transport/' | xargs cat | grep -qx rdma"
 
@@ -202,7 +187,7 @@ if command -v tcpdump >/dev/null 2>&1; then
 fi
 # 4 KiB: inline writes (SEND with data) and FRMR reads; 64 KiB and
 # 512 KiB: FRMR for both directions, many pages per MR
-check "fio randwrite bs=4k 4M, crc32c verify" fio_verify 4k 4M
+check_sub "fio randwrite bs=4k 4M, crc32c verify" fio_verify 4k 4M
 if [ -n "${cap_pid:-}" ]; then
 	wait "$cap_pid"
 	if grep -q '1 packet captured' "$cap"; then
@@ -215,9 +200,9 @@ if [ -n "${cap_pid:-}" ]; then
 else
 	ok "SEND_WITH_INV on the wire # SKIP no tcpdump"
 fi
-check "fio randwrite bs=64k 16M, crc32c verify" fio_verify 64k 16M
-check "fio randwrite bs=512k 16M, crc32c verify" fio_verify 512k 16M
-check "fio polled (pvsync2 hipri, IB_POLL_DIRECT CQ) bs=16k 4M, verify" \
+check_sub "fio randwrite bs=64k 16M, crc32c verify" fio_verify 64k 16M
+check_sub "fio randwrite bs=512k 16M, crc32c verify" fio_verify 512k 16M
+check_sub "fio polled (pvsync2 hipri, IB_POLL_DIRECT CQ) bs=16k 4M, verify" \
 	fio_polled
 
 # one packet in 50 that rxe2_0 sends is lost (both directions: host and
@@ -228,9 +213,9 @@ drops_file=/sys/class/infiniband/$dev/ports/1/hw_counters/fault_tx_drops
 if [ -w "$fault" ]; then
 	drops0=$(cat "$drops_file")
 	echo 50 >"$fault"
-	check "fio randwrite bs=64k 4M, verify, one packet in 50 lost" \
+	check_sub "fio randwrite bs=64k 4M, verify, one packet in 50 lost" \
 		fio_verify 64k 4M
-	check "fio randwrite bs=4k 1M, verify, one packet in 50 lost" \
+	check_sub "fio randwrite bs=4k 1M, verify, one packet in 50 lost" \
 		fio_verify 4k 1M
 	echo 0 >"$fault"
 	drops=$(($(cat "$drops_file") - drops0))
@@ -245,10 +230,10 @@ else
 	ok "fault_tx_drops # SKIP $dev has no fault_tx_drop"
 fi
 
-check "nvme disconnect" sh -c \
+check_sub "nvme disconnect" sh -c \
 	"nvme disconnect -n '$nqn' | grep -q 'disconnected 1 controller'"
-check "nvmet configuration removed" target_down
-check "rmmod nvme_rdma nvmet_rdma" modprobe -r nvme_rdma nvmet_rdma
+check_sub "nvmet configuration removed" target_down
+check_sub "rmmod nvme_rdma nvmet_rdma" modprobe -r nvme_rdma nvmet_rdma
 modprobe -r brd 2>/dev/null
 [ -n "$backing_file" ] && rm -f "$backing_file"
 
@@ -281,8 +266,8 @@ relink() {
 	done
 	return 1
 }
-if [ -n "$tag" ]; then
-	check "$dev re-created (frees ib_core's CQ pool), GID $ip back" relink
+if [ -n "$tap_prefix" ]; then	# an rxe2 link
+	check_sub "$dev re-created (frees ib_core's CQ pool), GID $ip back" relink
 else
 	ok "re-create $dev # SKIP not an rxe2 link"
 fi

@@ -10,13 +10,9 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/pingpong.XXXXXX) || exit 1
-n=0 failed=0
 port=18600
 . "$(dirname "$0")/lib.sh"
 iters=5
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 # tool, extra args
 pingpong() {

@@ -16,14 +16,9 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 xwork=$(mktemp -d /tmp/rdmacm.XXXXXX) || exit 1
-n=0 failed=0
 port=7470
 . "$(dirname "$0")/lib.sh"
-tag=
-[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tag="(rxe2: GSI QP1 MADs) "
-
-ok() { n=$((n + 1)); echo "ok $n - $tag$*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $tag$*"; }
+[ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tap_prefix="(rxe2: GSI QP1 MADs) "
 
 # name, listen-port, expect-regex, server command..., --, client command...:
 # both in this namespace, through lib.sh's xpair

@@ -27,21 +27,7 @@ repo=$(cd "$here/.." && pwd)
 export LC_ALL=C
 xwork=$(mktemp -d /tmp/rxe2dump.XXXXXX) || exit 1
 dump=$repo/tools/rxe2dump
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
-check() {
-	_d=$1
-	shift
-	if "$@" >"$xwork/check.out" 2>&1; then
-		ok "$_d"
-	else
-		not_ok "$_d"
-		sed 's/^/#   /' "$xwork/check.out" | tail -n 30
-	fi
-}
+check_out=$xwork/check.out check_tail=30
 
 NS=dmns
 A_RXE=10.79.3.2 A_RXE2=10.79.3.1

@@ -16,21 +16,7 @@
 
 . "$(dirname "$0")/lib.sh"
 dev=${RXE2_DEV:-rxe2_0}
-n=0 failed=0
 work=$(mktemp -d /tmp/trace.XXXXXX) || exit 1
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
-check() {
-	_d=$1
-	shift
-	if _o=$("$@" 2>&1); then
-		ok "$_d"
-	else
-		not_ok "$_d"
-		echo "$_o" | tail -n 20 | sed 's/^/#   /'
-	fi
-}
 
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
@@ -85,17 +71,17 @@ s0=$(cnt sent_pkts) r0=$(cnt rcvd_pkts)
 run plain 19501 -n 5 -s 3000
 s1=$(cnt sent_pkts) r1=$(cnt rcvd_pkts)
 tx=$(events rxe2_tx "" plain) rx=$(events rxe2_rx "" plain)
-check "rxe2_tx events ($tx) = sent_pkts moved ($((s1 - s0)))" \
+check_sub "rxe2_tx events ($tx) = sent_pkts moved ($((s1 - s0)))" \
 	test "$tx" = $((s1 - s0))
-check "rxe2_rx events ($rx) = rcvd_pkts moved ($((r1 - r0)))" \
+check_sub "rxe2_rx events ($rx) = rcvd_pkts moved ($((r1 - r0)))" \
 	test "$rx" = $((r1 - r0))
 for op in 00:SEND_FIRST 01:SEND_MIDDLE 02:SEND_LAST 11:ACK; do
 	k=$(events rxe2_tx "opcode 0x${op%%:*}" plain)
-	check "rxe2_tx ${op#*:} (0x${op%%:*}): $k events" test "$k" -ge 5
+	check_sub "rxe2_tx ${op#*:} (0x${op%%:*}): $k events" test "$k" -ge 5
 done
 for t in "RESET -> INIT" "INIT -> RTR" "RTR -> RTS"; do
 	k=$(grep -c "rxe2_qp_state: dev $idx qpn 0x[0-9a-f]* $t" "$work/plain")
-	check "rxe2_qp_state $t: both QPs ($k)" test "$k" = 2
+	check_sub "rxe2_qp_state $t: both QPs ($k)" test "$k" = 2
 done
 head -n 3 "$work/plain" | sed 's/^/# /'
 
@@ -105,7 +91,7 @@ run lossy 19502 -n 20 -s 3000
 echo 0 >/sys/class/infiniband/"$dev"/fault_tx_drop
 c1=$(cnt completer_retry_err)
 rt=$(events rxe2_retransmit "" lossy)
-check "rxe2_retransmit events ($rt) = completer_retry_err moved ($((c1 - c0))), > 0" \
+check_sub "rxe2_retransmit events ($rt) = completer_retry_err moved ($((c1 - c0))), > 0" \
 	sh -c "[ $rt -gt 0 ] && [ $rt = $((c1 - c0)) ]"
 grep -m 2 rxe2_retransmit "$work/lossy" | sed 's/^/# /'
 
@@ -117,7 +103,7 @@ grep -m 2 rxe2_retransmit "$work/lossy" | sed 's/^/# /'
 echo "drop opcode=0 count=1" >/sys/class/infiniband/"$dev"/fault
 run nak 19503 -n 2 -s 3000
 echo clear >/sys/class/infiniband/"$dev"/fault
-check "rxe2_nak sent and received after a lost SEND_FIRST" sh -c \
+check_sub "rxe2_nak sent and received after a lost SEND_FIRST" sh -c \
 	"grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* sent' '$work/nak' &&
 	 grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* received' '$work/nak'"
 grep -m 2 rxe2_nak "$work/nak" | sed 's/^/# /'
@@ -126,7 +112,7 @@ f0=$(cnt num_page_faults)
 run odp 19503 -n 3 -s 3000 -o
 f1=$(cnt num_page_faults)
 of=$(grep -c "rxe2_odp_fault: dev $idx lkey 0x[0-9a-f]* iova 0x[0-9a-f]* len [0-9]* pages [1-9]" "$work/odp")
-check "rxe2_odp_fault events with pages ($of) = num_page_faults moved ($((f1 - f0))), > 0" \
+check_sub "rxe2_odp_fault events with pages ($of) = num_page_faults moved ($((f1 - f0))), > 0" \
 	sh -c "[ $of -gt 0 ] && [ $of = $((f1 - f0)) ]"
 
 echo "1..$n"

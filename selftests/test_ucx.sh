@@ -13,17 +13,12 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 work=$(mktemp -d /tmp/ucx.XXXXXX) || exit 1
-n=0 failed=0
 port=19300
 # UCX built with MPI (Debian 13's and sid's) runs ucx_perftest as an MPI
 # job, which one process alone refuses, unless MPI mode is off
 mpi_off=
 ucx_perftest -h 2>&1 | grep -q -- '-P <0|1>' && mpi_off="-P 0"
 . "$(dirname "$0")/lib.sh"
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 trap 'rm -rf "$work"' EXIT
 
 # perftest DESC ARGS...: server and client of one ucx_perftest run on

@@ -12,13 +12,9 @@
 
 dev=${RXE2_DEV:-rxe2_0}
 xwork=$(mktemp -d /tmp/xrctools.XXXXXX) || exit 1
-n=0 failed=0
 port=18700
 . "$(dirname "$0")/lib.sh"
 iters=5
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 # side NAME RC FILE REGEX: one TAP line
 side() {

@@ -32,21 +32,14 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 : "${RXE2_KO:=$repo/rxe/rdma_rxe2.ko}"
 kver=$(uname -r)
 lower=${RXE2_DEB_LOWER:-/}
+# shellcheck source=../lib.sh
 . "$repo/selftests/lib.sh"
 debs=$repo/.build/deb
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
 stage=$(mktemp -d /tmp/test_deb.XXXXXX) || exit 1
 root=$stage/root
 out=$stage/out
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$out"; }
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$out" 2>&1; then ok "$desc"; else not_ok "$desc"; fi
-}
+check_out=$out
 inroot() { chroot "$root" env -u RDMAV_DRIVERS PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 
 old_modprobe=$(cat /proc/sys/kernel/modprobe)

@@ -26,24 +26,13 @@
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
 selftests=$(cd "$here/.." && pwd)
+# shellcheck source=../lib.sh
 . "$selftests/lib.sh"
 dev=${RXE2_DEV:-rxe2_0}
 : "${RXE2_INTREE_TESTS:=test_device test_cq_ex test_qp_ex test_wr_api test_rxe2dv test_send_ops test_first_error test_dm test_verbs_audit}"
 xwork=$(mktemp -d /tmp/test_intree.XXXXXX) || exit 1
 out=$xwork/out
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() {
-	local desc=$1
-	shift
-	if "$@" >"$out" 2>&1; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' "$out" | tail -n 40
-	fi
-}
+check_out=$out check_tail=40
 
 A=itr1 B=itr2
 V4_A=10.79.5.1 V4_B=10.79.5.2

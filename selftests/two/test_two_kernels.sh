@@ -38,26 +38,15 @@ role=${1:-}
 case $role in A|B) ;; *) echo "usage: $0 A|B" >&2; exit 2 ;; esac
 repo=${RXE2_REPO:?RXE2_REPO not set (run through tools/vm-pair)}
 ko=${RXE2_KO:-$repo/rxe/rdma_rxe2.ko}
+# shellcheck source=../lib.sh
 . "$repo/selftests/lib.sh"
 dump=$repo/tools/rxe2dump
 work=$(mktemp -d /tmp/two.XXXXXX) || exit 1
 kver=$(uname -r)
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $role($kver): $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $role($kver): $*"; }
-# check DESCRIPTION COMMAND...: one TAP line, the output shown on failure
-# (lib.sh's helpers use the short _names: this one is its own)
-check() {
-	_check_what=$1
-	shift
-	if "$@" >"$work/check.out" 2>&1; then
-		ok "$_check_what"
-	else
-		not_ok "$_check_what"
-		sed 's/^/#   /' "$work/check.out" | tail -n 30
-	fi
-}
+tap_prefix="$role($kver): "
+check_out=$work/check.out check_tail=30
+
 finish() {
 	echo "1..$n"
 	echo "$((n - failed)) passed, $failed failed"

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Address handles over the port's IPv4 RoCEv2 GID, good and bad. */
+/*
+ * covers: address handles over the IPv4 RoCEv2 GID: create, a second alike, a PD busy with them; EINVAL for a bad GID index, port 2, no GRH, an IPv6 link-local destination
+ *
+ * Address handles over the port's IPv4 RoCEv2 GID, good and bad.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: objects of another context (another device, another open of the same one) handed to verbs: refused (EINVAL on rxe2, ENOENT elsewhere), never used, the context still usable
+ *
  * Objects of another context (another device, or another open of the
  * same device) handed to a verb are refused, never used and never a
  * crash; the context stays usable afterwards.

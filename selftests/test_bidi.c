@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: RC SENDs both ways at once on one pair (perftest's -b), with receive queues and with SRQs: progress both ways in every window, in order byte for byte, no RNR NAK
+ *
  * SENDs in both directions at once on one RC QP pair (what perftest's
  * ib_send_bw -b does), with receive queues of their own and with each
  * QP fed by an SRQ: for about 2 s each side keeps 16 SENDs of 4 KiB in

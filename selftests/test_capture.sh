@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: tcpdump on the rxe2 netdev sees loopback RoCEv2 traffic (own GID, two rxe2 devices, a device on lo): UDP 4791, opcodes, ICRC, source MAC and IP; traffic without a capture
+#
 # Loopback traffic is visible to tcpdump on the rxe2 device's own netdev.
 # rxe2 hands a packet to one of its own GIDs, or to another rxe2 device's
 # GID on this host, straight to the receiving QP (no lo, no IP stack); a

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: port counters (rdma statistic, hw_counters), each moved exactly by its scenario across two namespaces: packets and bytes, deferred ACKs, RNR, no QP, lost ACK and packet, link down
+ *
  * The port counters (`rdma statistic show link`, ports/1/hw_counters),
  * each moved by a scenario that provokes exactly it: every counter of
  * both devices is read before and after, and each must have moved by

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: CQ sizes at and beyond max_cqe, completion vectors and channels, notification, an empty poll, a busy CQ; rxe2's 262144-entry CQ at 64 bytes an entry
+ *
  * Completion queues: sizes at and beyond the device limit, completion
  * vectors, completion channels, notification, polling an empty CQ and a
  * CQ that cannot die while a QP uses it.  On rxe2: a CQ as large as

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: completion channels on RC traffic: one event per arm, none unarmed, solicited-only arming, ibv_ack_cq_events before destroy
+ *
  * Completion events through a completion channel, driven by real traffic
  * on an RC loopback pair: an armed CQ raises exactly one event per arm
  * (poll() on the channel fd with a deadline, then ibv_get_cq_event names

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: extended CQs: ibv_create_cq_ex, start/next/end_poll and the read_* getters over RC and UD traffic, ENOENT when empty, posting order, batches
+ *
  * Extended CQs: ibv_create_cq_ex with byte_len, imm, qp_num and src_qp,
  * polled with start_poll / next_poll / end_poll and the read_* getters
  * over real RC and UD traffic (loopback over the IPv4 RoCEv2 GID).  An

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: completion timestamps (CLOCK_MONOTONIC ns within the clock reads around the work, never backwards, the wall-clock variant, ibv_query_rt_values_ex) and CQ moderation by count and period
+ *
  * Completion timestamps and CQ moderation.
  *
  * The device clock is CLOCK_MONOTONIC in ns: every completion of a CQ

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: 4 RC loopback pairs, each with 8 WRITEs, then SENDs, then READs of 512 KiB posted before any poll: every completion within a bounded wait, every byte placed
+ *
  * Several RC QP pairs on one device (loopback), each with a deep send
  * queue of large messages at once: for RDMA WRITE, SEND and RDMA READ in
  * turn, every QP posts DEPTH messages of MSG bytes, one ibv_post_send

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: device, port and GID queries (ibv_devices, query_device(_ex), query_port, query_gid(_ex), GID types, ibv_devinfo), the port speed and DMA handles, or the errno of a kernel without them
+ *
  * Device, port and GID queries: ibv_devices, ibv_query_device(_ex),
  * ibv_query_port, ibv_query_gid(_ex), ibv_query_gid_type, ibv_devinfo;
  * the port's speed (UVERBS_METHOD_QUERY_PORT_SPEED, Linux 7.0) and DMA

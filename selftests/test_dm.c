@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: device memory: ibv_alloc_dm within max_dm_size, copies in 4-byte words and their errors, ibv_reg_dm_mr, EBUSY, ibv_import_dm, DM MRs as WRITE/READ/atomic targets and SEND/receive memory
+ *
  * Device memory: ibv_alloc_dm/ibv_free_dm within max_dm_size (exactly:
  * the module's default 4 MiB, charged in pages), ibv_memcpy_to_dm and
  * ibv_memcpy_from_dm byte-exact, in 4-byte words as mlx5's (EINVAL

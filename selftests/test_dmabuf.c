@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: MRs over dma-bufs (ibv_reg_dmabuf_mr) from udmabuf and the system heap: WRITE, READ and SEND byte-exact, the buffer's fds gone under WRITEs, the errors; skipped without an exporter
+ *
  * MRs over dma-bufs (ibv_reg_dmabuf_mr) from the two exporters a stock
  * kernel may have: udmabuf (memfd pages) and the system dma-heap.  For
  * each: remote WRITE and READ and a SEND from the MR, byte-exact as seen

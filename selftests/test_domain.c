@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: thread and parent domains: a parent domain in its PD's place for MRs, QPs and a CQ under RC traffic, the refused arguments' errnos, EBUSY of a PD or TD in use, custom allocators
+ *
  * Thread domains and parent domains (ibv_alloc_td, ibv_alloc_parent_domain).
  *
  * A parent domain stands in for its PD everywhere: MRs registered on it

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ECE (ibv_query_ece, ibv_set_ece): the device's vendor id with no options, EINVAL for anything else, EOPNOTSUPP for vendor id 0; ibv_query_qp_data_in_order
+ *
  * Enhanced Connection Establishment (ibv_query_ece, ibv_set_ece).  rxe2
  * has no options to negotiate: a QP's ECE is the device's vendor id
  * with no options, the same value ibv_query_device reports; setting it

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: RC error completions: REM_ACCESS, LOC_PROT, REM_INV_REQ (misaligned atomics), RNR_RETRY_EXC, LOC_LEN, REM_OP, RETRY_EXC; the ERROR state, WR_FLUSH_ERR in order, posting in RESET/INIT/RTR
+ *
  * RC error completions, each on a fresh loopback pair over the IPv4
  * RoCEv2 GID of the device under test:
  *   wrong rkey -> REM_ACCESS_ERR; lkey of another PD -> LOC_PROT_ERR;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: the sysfs fault file: every rule kind (drop, dup, corrupt, delay, reorder, rnr_nak, access_nak, remop_nak, odp_fail) with exact completions, data, the rule's counts and port counters; bad rules, clear
+ *
  * Fault injection through the device's sysfs file "fault" (rxe2_fault.c):
  * each rule kind on a pair of QPs of the device under test, with the
  * exact completions, the data byte for byte, the rule's own matched and

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: the first completion after a remote error names it (SEND into a re-registered receive, WRITE/READ/FETCH_ADD at a stale rkey), on shared and separate CQs, flushes after it; reset, it works again
+ *
  * The first completion after a remote error names the cause, also on a
  * CQ that the QP's send and receive queues share (issue 37 item 2, as
  * mlx5 and rdma-core's test_mr.py rereg tests expect).

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: a kernel ULP (kmod/rxe2_frmr_test.ko): fast registration (ib_map_mr_sg, REG_MR), WRITE/READ/atomics through the fast MR, its errors, LOCAL_INV, SEND_WITH_INV
+#
 # Fast registration and invalidation as a kernel ULP sees them, including
 # the failures nvme-rdma never provokes: loads selftests/kmod's
 # rxe2_frmr_test.ko against the device under test, which runs its checks

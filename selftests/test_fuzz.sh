@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: tools/rxe2fuzz's mutated frames against a device under traffic of every kind: no kernel problem, RC and RDMA CM both ways afterwards, no QP left, the drop counters adding up
+#
 # The wire fuzzer (tools/rxe2fuzz) against a live rxe2 device.  Two
 # namespaces joined by a veth, an rxe2 link on each end; traffic of every
 # kind runs from fz2 to the target fz1 (RC WRITE, READ both ways, SEND,

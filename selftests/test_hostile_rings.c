@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: processes scribbling over every mapped ring page while posting, polling and modifying QPs, some SIGKILLed: the kernel survives, a bystander RC pair keeps working, resource counts return
+ *
  * Hostile shared queues.  Processes scribble random bytes and boundary
  * values over every page they have mapped from the device (ring headers
  * with their producer and consumer counters, WQE slots, CQEs) while their

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: IBV_ACCESS_HUGETLB: pinned MRs over hugetlbfs in 2 MiB entries (4 KiB over ordinary memory), an ODP MR faulting a whole huge page at once, data across 2 MiB boundaries, the implicit MR
+ *
  * IBV_ACCESS_HUGETLB: a hint, accepted for pinned and ODP MRs alike.
  * A pinned MR over hugetlbfs memory translates in 2 MiB entries
  * (rxe2dv_query_mr: page_size, num_pages), hint or not; over ordinary

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: interconnect ids: rxe2dv_query_mr (inlen, comp_mask, rdma_rxe MRs, the raw ioctl, validity per access), ic_map; with two NUMA nodes MRs on node 0, 1 or both (move_pages), num_interconnects
+ *
  * Interconnect ids: rxe2dv_query_mr() (the inlen/comp_mask rules, an
  * rdma_rxe MR refused, validity per access), MRs whose pages sit on
  * NUMA node 0, node 1 or both, the device's ic_map file regrouping

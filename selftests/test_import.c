@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ibv_import_device/pd/mr and unimport: the same process (a dup()ed fd), a forked child and an exec()ed process (fd by SCM_RIGHTS), each moving data through the imported objects and keys
+ *
  * ibv_import_device, ibv_import_pd, ibv_import_mr and their unimport
  * calls, in the same process (a dup()ed command fd) and in two other
  * processes: a forked child importing its inherited copy of the fd, and

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: inline-receive (rxe2dv_create_qp): sizes and attribute rules, SENDs of 0..65 B on RC/UC/UD/SRQ in the CQE (buffer untouched until the poll), READ and atomic results, over the wire, its counter
+ *
  * Inline-receive (rxe2dv_create_qp(3)): the device reports 64 bytes;
  * a QP asking more is EINVAL, a smaller size is rounded up and the size
  * applied comes back; the rxe2dv_qp_init_attr rules (inlen, comp_mask,

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: the installed layout: link add autoloads the module, the provider found by name, the stock rxe provider leaves rxe2 alone, librxe2's links, header, pkg-config file and man pages
+#
 # The installed layout works without the build tree's shortcuts:
 # - `rdma link add ... type rxe2` loads the module by itself, through the
 #   kernel's request for "rdma-link-rxe2" and the alias depmod records;

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: wire interop with the in-tree rdma_rxe over a veth, both ways: ibv_rc_pingpong -c over IPv4 and IPv6 GIDs, ib_write/read/send_bw, rping -V, ib_write_bw -R, every run's packets on the wire
+#
 # Wire interop with the in-tree rdma_rxe, as if on another host: rxe2 and
 # rdma_rxe on the two ends of a veth pair, in different network
 # namespaces, talking RoCEv2 over the veth.  Both ways round (rxe2 server

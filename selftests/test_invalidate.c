@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: LOCAL_INV and SEND_WITH_INV of keys that cannot be invalidated (ibv_reg_mr MRs, type 1 windows, unknown keys): exact statuses, QPs to ERROR, the MR or window still usable
+ *
  * Invalidation as user space sees it.  IBTA lets a consumer invalidate
  * only fast-registered MRs and memory windows; an MR from ibv_reg_mr can
  * be neither.  User space cannot fast-register (no ibv_ verb posts

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: SIGKILL of a process holding a context, PD, MR, CQ, QP, SRQ and AH: the device's resource counts back to the baseline
+ *
  * A process killed with SIGKILL while holding a context with a PD, MR,
  * CQ, QP, SRQ and AH leaves nothing behind: the device's resource counts
  * return to what they were before it started.

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: libfabric's verbs provider with its defaults: fi_pingpong -e msg and -e rdm (ofi_rxm's 262144-entry CQ); skipped without libfabric-bin
+#
 # libfabric's verbs provider over rxe2 with libfabric's defaults:
 # fi_pingpong -p verbs -e rdm (verbs;ofi_rxm) and -e msg, server and
 # client on $RXE2_DEV.  ofi_rxm sizes its verbs CQ for FI_UNIVERSE_SIZE

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: every object limit (max_pd/cq/qp/srq/ah/mr) enforced exactly, counting what already exists: ENOMEM one past it, everything freed
+ *
  * Every object limit the device reports is enforced exactly: with what
  * already exists on the device (kernel consumers such as ib_mad hold a
  * PD, a CQ and QP1) taken from `rdma resource show`, exactly

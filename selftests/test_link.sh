@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: rdma link life cycle: links on lo, veth, dummy, VLAN and bond, refusals, port state, GIDs, namespaces, UDP 4791 steering, coexistence with rdma_rxe, rmmod with links
+#
 # rdma link life cycle of rdma_rxe2: links on lo, veth, dummy, VLAN and
 # bond netdevs, refusals, port state, GIDs, network namespaces, RoCEv2
 # receive steering, coexistence with rdma_rxe, and rmmod with links.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: nothing lost on a lossy link between two namespaces (netem, fault_tx_drop, fault rules): SENDs, WRITEs, READs and atomics exactly once, rping; a reordering link resends only what is asked
+ *
  * Nothing lost on a lossy link.  Two rxe2 devices on the ends of a veth
  * whose ends sit in two namespaces, made lossy twice over: first netem
  * on both ends (1 % loss, 1 % duplication, 0.5 % corruption, 5 %

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: up to 1,000 RC QPs (capped by max_qp) on two shared CQs, one SEND each posted before any poll: every completion matched to its QP, its data checked
+ *
  * Many RC QPs with traffic at once: up to 1,000 QPs (fewer when the
  * device's max_qp is lower, e.g. the small limits selftests/run loads
  * rdma_rxe2 with), paired 2k <-> 2k+1 over the IPv4 RoCEv2 GID, sharing

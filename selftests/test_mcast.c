@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: UD multicast: the max_mcast limits exactly, attach and detach errnos, IGMP and MLD joins and leaves, EBUSY of an attached QP, a SEND to every attached QP once, BLOCK_SELF_MCAST_LB
+ *
  * Multicast on the device under test (rxe2; the limits checked exactly
  * need the module parameters selftests/run loads, max_mcast_grp=16 and
  * max_mcast_qp_attach=8):

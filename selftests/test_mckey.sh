@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: RDMA CM multicast with mckey: join (and send-only join), attach, leave, IPv4 and IPv6 groups, on one device and across two namespaces, the netdev's IP membership
+#
 # RDMA CM multicast with librdmacm's mckey: rdma_join_multicast (and,
 # with -o, rdma_join_multicast_ex as a send-only full member), the
 # QP attached by librdmacm (ibv_attach_mcast), rdma_leave_multicast at

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: memory windows type 1 and 2B: WRITE/READ/FETCH_ADD through them, out-of-window and stale keys, rebind and unbind, bind errors, LOCAL_INV and SEND_WITH_INV, go-back-N over a bind, EBUSY dereg
+ *
  * Memory windows, type 1 and type 2B, on one device (RC loopback).
  *
  * The window MR grants local write and MW_BIND only: every remote access

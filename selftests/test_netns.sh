@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: two rxe2 devices in two network namespaces over a veth: ibv_rc_pingpong -c (IPv4, IPv6), ib_write_bw, rping -V, rdma_server/rdma_client, perftest over RDMA CM, with wire checks
+#
 # Two rxe2 devices in two containers: each end of a veth pair in a network
 # namespace of its own (neither is init_net), an rxe2 link on each, created
 # from inside its namespace, and traffic between them over the veth:

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: nvme-rdma host to an nvmet-rdma target over the device: connect, fio with crc32c verify (fast registration, SEND_WITH_INV), polled I/O, packet loss, disconnect, rmmod
+#
 # NVMe over RDMA on the device under test, both ends in this guest: the
 # kernel's nvmet-rdma target exports a RAM disk (brd; where the kernel
 # has no brd, as the sanitizer kernel, a 64 MiB file) on the device's

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: on-demand paging: every RC opcode and UC/UD/SRQ sends on ODP MRs, fault and invalidation counters, munmap/mremap/PROT_READ under MRs, fork, ibv_advise_mr, the implicit MR, rereg, ATOMIC WRITE, FLUSH
+ *
  * On-demand paging: MRs registered with IBV_ACCESS_ON_DEMAND pin nothing
  * and follow the process's page tables.  Checked here, byte for byte:
  * every RC opcode with ODP MRs on the local and the remote side, UC and

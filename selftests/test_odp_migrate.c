@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ODP and page migration (two NUMA nodes, skipped with one): pages moved with move_pages(2), invalidation and fault counters exact, the interconnect id following, moves under WRITE+READ
+ *
  * On-demand paging and page migration: pages of an ODP MR that the
  * device has mapped are moved to the other NUMA node with move_pages(2).
  * Migration unmaps each page in the process (an MMU notifier

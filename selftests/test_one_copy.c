@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: loopback one copy (placed straight from the sender's MRs, loop_one_copy_pkts): WRITE and multi-SGE SEND, staged leftovers, bad keys, ODP sides, UC, fault_tx_drop, a packet socket watching
+ *
  * One copy on loopback (rxe2_tx_direct(), rxe2_qp_deliver_direct()): a
  * SEND or WRITE packet to a local QP whose payload is too large for a
  * staged call is placed by the receiver straight from the sender's

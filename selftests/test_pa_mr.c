@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: physical-address MRs (rxe2dv_reg_pa_mr): EPERM without allow_pa_mr or CAP_SYS_RAWIO, WRITE/READ/FETCH_ADD at a locked page's physical address, unusable addresses, inline-receive QPs
+ *
  * Physical-address MRs (rxe2dv_reg_pa_mr).
  *
  * - refused with EPERM while rdma_rxe2's allow_pa_mr is off, and, with

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: PDs and MRs: allocation, every legal and forbidden access combination, key uniqueness, bad lengths and memory, a PD busy with an MR
+ *
  * Protection domains and memory regions: allocation, every legal and
  * forbidden access combination, key uniqueness, bad lengths and bad
  * memory, and a PD that cannot die while an MR holds it.

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: rdma-core's ibv_rc/uc/ud/srq_pingpong, server and client on the device, received buffers validated (-c)
+#
 # rdma-core's example programs over the device under test: a server and a
 # client of ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong and
 # ibv_srq_pingpong in this guest, both on $RXE2_DEV (loopback over its

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: IBTA 1.5 ATOMIC WRITE and FLUSH: capability and access bits, builder errors, byte-exact results, every responder error, a duplicate not executed again; loopback, two namespaces, with rdma_rxe
+ *
  * IBTA 1.5 ATOMIC WRITE (ibv_wr_atomic_write) and FLUSH
  * (rxe2dv_wr_flush, libibverbs 44 has no ibv_wr_flush): the capability
  * bits, the access bits, the builder's errors, byte-exact results, every

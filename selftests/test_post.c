@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: post-time checks (a bad WR in a chain, full SQ/RQ/SRQ, too many SGEs), signalling (sq_sig_all, unsignaled WRs), 0-byte SENDs
+ *
  * What the post verbs check at post time, and the signalling rules, on an
  * RC loopback pair over the IPv4 RoCEv2 GID:
  *   - a chain whose second WR is bad (too many SGEs, unknown opcode) fails

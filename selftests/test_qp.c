@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: RC/UC/UD QP creation, caps and limits; the IBTA state machine: every legal transition with its exact attr_mask, illegal ones, missing and forbidden bits, out-of-range values, ibv_query_qp
+ *
  * Queue pairs: creation of RC, UC and UD QPs with their capabilities and
  * limits, and the IBTA state machine: every legal transition with exactly
  * the required attr_mask, illegal transitions, missing and forbidden

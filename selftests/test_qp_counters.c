@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: per-QP counters (rdma statistic qp): binding by hand and automatically by type, each counter's numbers exact, port totals whole across bind, unbind and release; the errors
+ *
  * Per-QP counters (`rdma statistic qp`, ib_core's rdma_counter): QPs
  * bound to a counter by hand and automatically (by QP type), what each
  * counter counts, and the port's totals, which must stay whole whatever

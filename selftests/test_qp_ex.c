@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ibv_create_qp_ex with random valid attributes (RC, UC, UD, create and send_ops flags, caps, SRQ) reaching RTS; each create flag's EINVAL or EOPNOTSUPP
+ *
  * ibv_create_qp_ex with randomised but valid attributes, as rdma-core's
  * own tests draw them: RC, UC and UD, comp_mask with or without
  * CREATE_FLAGS (flags from what the device can do, zero included) and

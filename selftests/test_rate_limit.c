@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: packet pacing (IBV_QP_RATE_LIMIT) on RC, UC, UD and raw packet QPs: packet_pacing_caps, refused rates, bursts and states, transfers no faster than the rate and byte-exact, destroy while paced
+ *
  * Packet pacing: IBV_QP_RATE_LIMIT (ibv_modify_qp_rate_limit and
  * ibv_modify_qp) on RC, UC, UD and raw packet QPs.
  *

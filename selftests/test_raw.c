@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: raw packet QPs and flow steering: caps, flow specs, checksum offload, priorities, drop, VLAN/VXLAN/IPv6, hostile specs, flow counters, WQs and RSS, loopback inside the device, churn
+ *
  * Raw packet QPs and flow steering.  A veth pair of its own, rxe2raw0
  * (02:00:00:00:09:01, 198.18.9.1) carrying the device rxe2_raw, and
  * rxe2raw1 (02:00:00:00:09:02, 198.18.9.2), where an AF_PACKET socket

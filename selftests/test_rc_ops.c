@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: RC data path: every opcode byte-exact at 0 B..1 MiB, unaligned, multi-SGE, inline, atomics, SEND_WITH_INV through a type 2 window, MTU 256/1024/4096; device to device over a veth
+ *
  * RC data path, every opcode, byte for byte: two RC QPs on the device
  * under test connected to each other over its IPv4 RoCEv2 GID (loopback),
  * at path MTU 1024 (every size and opcode, aligned and unaligned), 256 and

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: librdmacm on the device (IB CM over QP1 MADs): rping -V, ucmatose, udaddy, rdma_server/rdma_client, ib_send_bw/ib_write_bw/ib_read_lat -R
+#
 # librdmacm over the device under test: rping (RC, RDMA READ/WRITE with
 # -V data validation), ucmatose (RC connections, SENDs), udaddy (UD
 # with address and QKey exchange), rdma_server/rdma_client (rdma_create_ep,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: loss recovery that stays go-back-N on the wire, driven by fault rules: early packets kept, one NAK and one rewind, READ re-requests, tail-loss probes, and the counters that tell which
+ *
  * Loss recovery that stays go-back-N on the wire (rxe/rxe2_reorder.c,
  * rxe2_req_skip(), rxe2_comp_reread(), the tail-loss probe), driven by
  * the device's fault file on an RC pair of one device at MTU 256, where

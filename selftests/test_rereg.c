@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ibv_rereg_mr on pinned MRs: every flag combination with data through rkey and lkey, keys kept, revoked access and the old PD refused, exact error returns, the translation swapped under WRITEs
+ *
  * ibv_rereg_mr on pinned MRs: every combination of
  * IBV_REREG_MR_CHANGE_TRANSLATION, _PD and _ACCESS, each followed by
  * data through the MR byte for byte (RDMA WRITE and READ with its rkey,

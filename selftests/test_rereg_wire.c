@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ibv_rereg_mr under 64 KiB multi-packet traffic between two namespaces: translation, access and ODP flips while every operation lands whole in one page set; a WRITE stalled across rereg and dereg
+ *
  * ibv_rereg_mr under multi-packet traffic over a real wire: two rxe2
  * devices in two network namespaces joined by a veth, so every packet of
  * a 64 KiB message (64 packets at MTU 1024) arrives on its own from the

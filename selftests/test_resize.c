@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: ibv_resize_cq grow and shrink under traffic, SRQ resize with WQEs pending, SQD (SQ_DRAINED after the last ACK, SQD->RTS), receives posted in ERROR flushed
+ *
  * Queues that change under traffic: ibv_resize_cq (grow and shrink with
  * unpolled CQEs, while CQEs are being produced, completion events and
  * ibv_cq_ex polling afterwards), SRQ resize with ibv_modify_srq

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: tools/rxe2dump on rxe2 <-> rdma_rxe traffic: live capture by device name, -r decoding with good ICRCs, agreement with tshark, a flipped byte, -q/-o/-c, PSN gaps and NAKs under loss
+#
 # tools/rxe2dump, the libpcap capture tool, on real traffic between rxe2
 # and the in-tree rdma_rxe (test_interop's topology: rdma_rxe on dmv0 in
 # init_net, rxe2 on dmv1 in netns dmns, a veth between them):

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: the rxe2dv library linked with -lrxe2: rxe2dv_is_supported (rxe2 yes, rxe no), rxe2dv_query_device against the verbs' attributes, its inlen rules, EOPNOTSUPP on an rdma_rxe context
+ *
  * rxe2dv, the public direct-verbs library (librxe2, <infiniband/rxe2dv.h>):
  * rxe2dv_is_supported() and rxe2dv_query_device() with the inlen rules of
  * rxe2dv_query_device(3).  Linked with -lrxe2 from the build tree, whose

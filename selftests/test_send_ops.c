@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: every send_ops_flags bit alone on RC, UC, UD, XRC_SEND and raw packet QPs: EOPNOTSUPP, or a builder whose WR completes byte-exact; what the device reports accepted on RC; FLUSH by ibv_wr_flush where the headers have it
+ *
  * Every send_ops_flags bit, one at a time, on every QP type (issue 37
  * item 1): ibv_create_qp_ex either refuses the bit with EOPNOTSUPP or
  * the QP has the builder for it (and the setters every QP needs), and a

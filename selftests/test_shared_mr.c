@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: rxe2dv shared MRs: two mappings of the same pages, WRITE/READ/atomics through either key, read-only sharers, pages outliving the owner, forked and setuid children by mode bits, the errors
+ *
  * Shared MRs (rxe2dv_alloc_shared_mr, rxe2dv_reg_shared_mr): memory the
  * device allocates, covered by several MRs with their own keys.
  *

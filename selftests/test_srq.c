@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: SRQ sizes at and beyond the limits, srq_limit, queries, a QP on an SRQ, a busy SRQ
+ *
  * Shared receive queues: sizes at and beyond the device limits, the
  * srq_limit attribute, queries, a QP on an SRQ and an SRQ that cannot
  * die while a QP uses it.

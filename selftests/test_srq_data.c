@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: receives from an SRQ shared by two RC QPs (order, qp_num, byte_len, data), multi-SGE receives, the SRQ limit event once and disarmed
+ *
  * SRQ data path: two RC QPs (loopback over the IPv4 RoCEv2 GID) share one
  * SRQ and one receive CQ; messages from two senders land in the SRQ's
  * buffers in posting order, each completion names its QP (qp_num) and

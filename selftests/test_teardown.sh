@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: teardown under RC WRITE traffic (pinned and ODP): kill -9, netdev down and up or unregistered, namespace deleted, link delete, rmmod; no kernel problem, no stuck process
+#
 # Teardown under load.  Two rxe2 devices on the ends of a veth, each end
 # in a namespace of its own; RC WRITE traffic between them over a pinned
 # MR and over an ODP MR (page faults all along), from processes in the

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: tag matching SRQs: tm_caps, creation limits, ibv_post_srq_ops, EAGER matched, unexpected and NO_TAG messages, phase sync, masks, rendezvous READ and FIN, RNR, errors, flushes at RESET and destroy
+ *
  * Tag matching: a TM SRQ (IBV_SRQT_TM) with its tag list driven by
  * ibv_post_srq_ops, fed by RC QPs looped back over the IPv4 RoCEv2 GID
  * whose SENDs start with a struct ibv_tmh.  The SRQ's CQ is an extended

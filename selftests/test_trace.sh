@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: the rdma_rxe2 tracepoints: rxe2_tx/rxe2_rx against the packet counters, rxe2_qp_state, rxe2_retransmit under loss, rxe2_nak after a lost SEND_FIRST, rxe2_odp_fault with pages
+#
 # rxe2's tracepoints (system rdma_rxe2) through tracefs, on $RXE2_DEV
 # talking to itself:
 # - ibv_rc_pingpong of 3000 B messages: rxe2_tx and rxe2_rx events with

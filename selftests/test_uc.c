@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: UC data path: SEND and WRITE (with immediate) byte-exact, multi-packet; READ and atomics refused at post; a SEND without a receive dropped (no RNR), the next delivered
+ *
  * UC data path (loopback over the IPv4 RoCEv2 GID): SEND, SEND_WITH_IMM,
  * RDMA_WRITE, RDMA_WRITE_WITH_IMM byte for byte at several sizes (multi-
  * packet at path MTU 1024), exact completions.  UC-specific behaviour:

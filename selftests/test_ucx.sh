@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: UCX with its defaults: ucx_perftest am_lat over ud_verbs and UCP tag_bw over rc_verbs,ud_verbs; skipped without ucx-utils or verbs support
+#
 # UCX over rxe2 with UCX's defaults: ucx_perftest am_lat over ud_verbs
 # (UCT) and UCP tag_bw with UCX_TLS=rc_verbs,ud_verbs,self, server and
 # client on $RXE2_DEV.  UCX's UD transport drops every receive whose GRH

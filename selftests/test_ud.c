@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: UD data path: the GRH area with the IPv4 header, the GRH flag, src_qp, sl (the RoCE packet type), Q_Key mismatch dropped, sizes to the path MTU, unaligned buffers, inline, SEND_WITH_IMM
+ *
  * UD data path over the IPv4 RoCEv2 GID (loopback): two senders to one
  * receiver.  Every receive starts with the 40-byte GRH area, where RoCEv2
  * over IPv4 puts the IPv4 header in bytes 20..39 (as ib_core's

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: every libibverbs 44-65 verb librxe2 has no op for, as docs/rdma-core.md's table says: served by libibverbs byte for byte or EOPNOTSUPP, never a crash; newer verbs through dlsym()
+ *
  * Every verb of libibverbs (44 to 65) that librxe2 has no op of its own
  * for, called, with the answer docs/rdma-core.md's table gives it: the
  * ones libibverbs' own code serves for every provider work on rxe2

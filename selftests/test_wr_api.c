@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: the ibv_wr_* send API on RC and UD: every RC opcode, SGE lists, inline data and lists, batches, unsignaled WRs, ibv_wr_abort
+ *
  * The ibv_wr_* send API: ibv_create_qp_ex with send_ops_flags, then
  * ibv_wr_start / ibv_wr_<op> / ibv_wr_set_* / ibv_wr_complete on an RC
  * loopback pair and a UD pair (ibv_wr_set_ud_addr): every RC opcode,

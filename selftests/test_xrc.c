@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * covers: XRC: domains shared by processes, XRC SRQs, XRC_SEND/XRC_RECV QPs, ibv_open_qp; SENDs and WRITE/READ/atomics through a target, every error case; loopback and two namespaces
+ *
  * XRC: domains opened on a file and shared by two processes, XRC SRQs
  * and their numbers, XRC_SEND and XRC_RECV QPs, ibv_open_qp, and the
  * data path: SENDs (one and several packets, with immediate) landing in

@@ -1,6 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
+# covers: XRC with rdma-core's tools: ibv_xsrq_pingpong (one server, two clients at once) and rdma_xserver/rdma_xclient in XRC mode
+#
 # XRC with rdma-core's example programs over the device under test, in
 # this guest over $RXE2_DEV's IPv4 RoCEv2 GID: ibv_xsrq_pingpong (one
 # server, two clients at once: each client's XRC_SEND QP sends to the

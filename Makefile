@@ -33,7 +33,7 @@ module:
 USERLAND := $(or $(DISTRO),bookworm)
 PROGRAMS := tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
 	tools/rxe2fuzz tools/rxe2dump tools/raw_echo tools/scale_bench \
-	tools/mpi_bench.openmpi tools/mpi_bench.mpich
+	tools/mpi_bench.openmpi tools/mpi_bench.mpich tools/udp_lat
 userland:
 	@was=$$(cat .build/userland 2>/dev/null || echo bookworm); \
 	if [ "$$was" != $(USERLAND) ]; then \
@@ -59,7 +59,8 @@ check: all
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
 # A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot,
-# then (section "lat") latency under load and MPI in a boot of 4 vCPUs,
+# then (section "lat") latency under load in a boot of 4 vCPUs and MPI
+# in one of 2,
 # then (section "loss") goodput over a lossy veth against siw in a boot
 # of its own (tools/bench-loss without a base module; make bench-loss
 # compares against AB_BASE's).  RXE2_BENCH_ONLY picks sections.
@@ -69,12 +70,14 @@ BENCH_LAT = case " $$(echo "$${RXE2_BENCH_ONLY:-lat}" | tr , ' ') " in \
 	*" lat "*) true ;; *) false ;; esac
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
 		tools/scale_bench tools/mpi_bench.openmpi tools/mpi_bench.mpich \
-		siw-module
+		tools/udp_lat siw-module
 	@mkdir -p .build
 	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
 	@if $(BENCH_LAT); then \
 		echo; \
 		tools/vm --smp 4 --timeout 3000 -- $(CURDIR)/tools/bench-lat \
+			perftest | tee -a .build/bench.md; \
+		tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-lat mpi \
 			| tee -a .build/bench.md; \
 	fi
 	@if $(BENCH_LOSS); then \
@@ -277,6 +280,10 @@ tools/flush_bench: tools/flush_bench.c selftests | userland
 		-Iprovider/include -o $@ $< selftests/tap.o selftests/util.o \
 		selftests/dp.o -Lprovider -lrxe2 -Wl,-rpath,$(CURDIR)/provider \
 		-libverbs
+
+# the kernel's UDP round trip: bench-lat's floor for two devices
+tools/udp_lat: tools/udp_lat.c | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 # MPI ping-pong and streaming, once per MPI (make deps installs both)
 tools/mpi_bench.%: tools/mpi_bench.c | userland

@@ -200,7 +200,7 @@ struct rxe2_fault {
 
 /*
  * Copies of loopback packets for the taps of the device's netdev, in a
- * ring shown by a work item in the order they were sent (rxe2_tx.c).
+ * ring shown by a work item in the order they were sent (rxe2_tap.c).
  */
 struct rxe2_tap {
 	spinlock_t lock;		/* senders: the ring's head */
@@ -344,9 +344,17 @@ int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
 
-/* rxe2_tx.c: the taps' copies of loopback packets */
+/* rxe2_tap.c: the taps' copies of loopback packets */
+struct rxe2_qp;
+struct rxe2_av;
+struct rxe2_src;
 void rxe2_tap_init(struct rxe2_dev *rdev);
 void rxe2_tap_fini(struct rxe2_dev *rdev);
+void rxe2_tap_copy(struct rxe2_dev *rdev, struct rxe2_qp *to,
+		   const struct rxe2_av *av, struct sk_buff *skb);
+bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
+		   const struct rxe2_av *av, u16 sport, const void *hdr,
+		   u32 len, struct rxe2_src *src, u32 paylen);
 
 /* rxe2_fault.c: fault injection, the device's fault_tx_drop and fault */
 extern struct device_attribute dev_attr_fault_tx_drop;

@@ -298,6 +298,12 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 		   u32 dqpn, bool ackreq, u32 psn);
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
+/* for the taps' copies (rxe2_tap.c) */
+unsigned int rxe2_tx_headroom(const struct net_device *ndev);
+void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen);
+struct sk_buff *rxe2_tx_call_skb(struct net_device *ndev,
+				 const struct rxe2_av *av, u16 sport,
+				 const void *hdr, u32 len);
 
 /* rxe2_rx.c */
 unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,

@@ -4,7 +4,7 @@
  * (responder, completer, requester) in sleepable context, one runner at
  * a time: the SQ doorbell runs it in the caller's context when nobody
  * else is, a loopback delivery from another QP's runner runs it inline
- * (rxe2_task.c), the receive hook and the timers queue it.
+ * (rxe2_task.c, rxe2_loop.c), the receive hook and the timers queue it.
  */
 #ifndef RXE2_DP_H
 #define RXE2_DP_H
@@ -176,12 +176,6 @@ static inline u8 rxe2_qp_transport(struct rxe2_qp *qp)
 }
 
 /* rxe2_task.c */
-/* QPs a runner's transmit woke on this host (rxe2_catch_begin()) */
-struct rxe2_catch {
-	unsigned int n;
-	struct rxe2_qp *qp[4];
-};
-
 int rxe2_dp_init(void);
 void rxe2_dp_exit(void);
 int rxe2_qp_dp_init(struct rxe2_qp *qp);
@@ -192,6 +186,22 @@ void rxe2_qp_kick(struct rxe2_qp *qp);
 void rxe2_qp_doorbell(struct rxe2_qp *qp);
 bool rxe2_qp_get(struct rxe2_qp *qp);
 void rxe2_qp_put(struct rxe2_qp *qp);
+void rxe2_qp_error(struct rxe2_qp *qp);
+/* the runner's steps, for the loopback hand-over (rxe2_loop.c) */
+void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
+			bool work);
+void rxe2_qp_wake(struct rxe2_qp *qp);
+bool rxe2_qp_has_work(struct rxe2_qp *qp);
+bool rxe2_qp_unlock_relook(struct rxe2_qp *qp);
+void rxe2_qp_notify(struct rxe2_qp *qp);
+
+/* rxe2_loop.c: the loopback hand-over */
+/* QPs a runner's transmit woke on this host (rxe2_catch_begin()) */
+struct rxe2_catch {
+	unsigned int n;
+	struct rxe2_qp *qp[4];
+};
+
 void rxe2_qp_deliver(struct rxe2_qp *from, struct rxe2_qp *to,
 		     struct sk_buff *skb);
 bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
@@ -203,7 +213,10 @@ void rxe2_qp_direct_end(struct rxe2_qp *from);
 void rxe2_catch_begin(struct rxe2_catch *c);
 void rxe2_catch_end(struct rxe2_qp *qp, struct rxe2_catch *c);
 bool rxe2_rx_catch(struct rxe2_qp *qp);
-void rxe2_qp_error(struct rxe2_qp *qp);
+bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn);
+void rxe2_tx_call_failed(struct rxe2_qp *qp, const struct rxe2_av *av,
+			 u16 sport, struct rxe2_qp *to, const void *hdr,
+			 u32 len);
 
 /* rxe2_cq.c */
 int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
@@ -286,7 +299,6 @@ struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
 			      unsigned int paylen, struct rxe2_bth **bth);
 int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		 struct sk_buff *skb);
-bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn);
 struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 			       unsigned int paylen, bool direct,
 			       struct sk_buff **skb);
@@ -298,12 +310,13 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 		   u32 dqpn, bool ackreq, u32 psn);
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
-/* for the taps' copies (rxe2_tap.c) */
+/* for the taps' copies (rxe2_tap.c) and the loopback hand-over (rxe2_loop.c) */
 unsigned int rxe2_tx_headroom(const struct net_device *ndev);
 void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen);
 struct sk_buff *rxe2_tx_call_skb(struct net_device *ndev,
 				 const struct rxe2_av *av, u16 sport,
 				 const void *hdr, u32 len);
+bool rxe2_tx_lo_tapped(struct net_device *ndev);
 
 /* rxe2_rx.c */
 unsigned int rxe2_rx_hook(struct rxe2_dev *rdev, struct sk_buff *skb,

@@ -3,7 +3,7 @@
  * rxe2: receive.  The netfilter hook (rxe2_net.c) hands us, in softirq,
  * every RoCEv2 packet from the network addressed to one of our GIDs
  * (loopback packets from our own QPs come through rxe2_qp_deliver()
- * instead, see rxe2_tx.c).  Here it gets only
+ * instead, see rxe2_loop.c).  Here it gets only
  * cheap checks (IP and UDP lengths, a BTH, a QP that exists) and is
  * queued on its QP, whose work item does the rest in process context:
  * full validation, the ICRC, then the responder (requests) or the

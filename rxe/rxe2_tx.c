@@ -240,7 +240,7 @@ static void rxe2_tx_sent(struct rxe2_qp *qp, const struct rxe2_bth *bth,
  * incoming ones, so the copy rxe2_tap_copy() shows would be invisible
  * there.
  */
-static bool rxe2_tx_lo_tapped(struct net_device *ndev)
+bool rxe2_tx_lo_tapped(struct net_device *ndev)
 {
 	return (ndev->flags & IFF_LOOPBACK) && dev_nit_active(ndev);
 }
@@ -291,90 +291,6 @@ struct sk_buff *rxe2_tx_call_skb(struct net_device *ndev,
 		return NULL;
 	}
 	return skb;
-}
-
-/*
- * The call did not work: hand over the packet it stands for, which the
- * taps have a copy of already.  Consumes the reference on @to.
- */
-static void rxe2_tx_call_failed(struct rxe2_qp *qp, const struct rxe2_av *av,
-				u16 sport, struct rxe2_qp *to, const void *hdr,
-				u32 len)
-{
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-	struct sk_buff *skb;
-
-	skb = rxe2_tx_call_skb(rdev->ndev, av, sport, hdr, len);
-	if (!skb) {
-		rxe2_qp_put(to);
-		return;	/* lost: RC retries */
-	}
-	rxe2_skb_cb(skb)->trusted = true;
-	rxe2_qp_deliver(qp, to, skb);
-	rxe2_fault_overtaken(rdev);
-}
-
-/*
- * rxe2_tx_loop_ack() - a positive ACK to a local peer QP as a call, not a
- * packet (rxe2_qp_deliver_ack()): no skb, no headers, nothing to parse.
- * While a tap watches our netdev, it gets a copy of the ACK packet
- * first, and the packet is handed over if the call does not work.
- * True: handed over, or dropped as a receiver would (counted); false:
- * send the ACK as a packet.  Caller: the runner of qp.
- */
-bool rxe2_tx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
-{
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
-	struct net_device *ndev = rdev->ndev;
-	struct {
-		struct rxe2_bth bth;
-		struct rxe2_aeth aeth;
-	} ack;
-	bool tapped = false;
-	struct rxe2_qp *to;
-	bool local;
-
-	if (!READ_ONCE(rdev->port_active) || rxe2_tx_lo_tapped(ndev) ||
-	    rxe2_fault_on(rdev, RXE2_FAULT_ON_TX))
-		return false;
-	if (rxe2_fault_tx_drop(rdev))
-		return true;	/* lost on the way */
-	to = rxe2_rx_loop_target(dev_net(ndev), &qp->dp.av.daddr,
-				 qp->attr.dest_qp_num, &local);
-	if (!local)
-		return false;
-	/*
-	 * An ACK of another transport (RC to an XRC initiator or back)
-	 * goes as a packet, which the receiver drops as one of the wrong
-	 * type, as it would from the network.
-	 */
-	if (to && rxe2_qp_transport(to) != rxe2_qp_transport(qp)) {
-		rxe2_qp_put(to);
-		return false;
-	}
-	if (to && dev_nit_active(ndev)) {
-		rxe2_bth_init(&ack.bth, rxe2_qp_transport(qp) | RXE2_OP_ACK,
-			      false, 0, qp->attr.dest_qp_num, false, psn);
-		ack.aeth.smsn = htonl(smsn);
-		tapped = rxe2_tap_call(rdev, to, &qp->dp.av, qp->dp.src_port,
-				       &ack, sizeof(ack), NULL, 0);
-		if (!tapped) {
-			rxe2_qp_put(to);
-			return false;
-		}
-	}
-	if (to && !rxe2_qp_deliver_ack(qp, to, smsn, psn)) {
-		if (!tapped) {
-			rxe2_qp_put(to);
-			return false;
-		}
-		rxe2_tx_call_failed(qp, &qp->dp.av, qp->dp.src_port, to,
-				    &ack, sizeof(ack));
-	}
-	rxe2_qp_count_pkt(qp, true, RXE2_ACK_WIRE_LEN);
-	trace_rxe2_tx(rdev->ibdev.index, RXE2_OP_ACK, qp->attr.dest_qp_num, psn,
-		      RXE2_ACK_WIRE_LEN);
-	return true;
 }
 
 /*

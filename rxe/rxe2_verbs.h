@@ -726,7 +726,7 @@ struct rxe2_qp_dp {
 	u32 atomic_next;		/* slot of the next result */
 	u8 atomic_syn;
 
-	/* loopback delivery (rxe2_task.c) */
+	/* loopback delivery (rxe2_loop.c) */
 	refcount_t users;		/* 1 + deliveries holding the QP */
 	struct completion users_done;	/* users reached 0: destroy goes on */
 	struct rxe2_qp *inline_parent;	/* runner that runs us inline */

@@ -184,9 +184,6 @@ void rxe2_qp_dp_free(struct rxe2_qp *qp);
 void rxe2_qp_dp_reset(struct rxe2_qp *qp);
 void rxe2_qp_kick(struct rxe2_qp *qp);
 void rxe2_qp_doorbell(struct rxe2_qp *qp);
-bool rxe2_qp_get(struct rxe2_qp *qp);
-void rxe2_qp_put(struct rxe2_qp *qp);
-void rxe2_qp_error(struct rxe2_qp *qp);
 /* the runner's steps, for the loopback hand-over (rxe2_loop.c) */
 void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			bool work);

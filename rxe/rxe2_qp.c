@@ -3,7 +3,9 @@
  * rxe2: queue pairs.  Creation sizes the SQ and RQ rings, modify_qp runs
  * the IBTA state machine (transitions and attribute masks come from
  * ib_modify_qp_is_ok(); the value ranges are checked here), query_qp
- * reports what was set.
+ * reports what was set.  The data path moves a QP to ERROR with
+ * rxe2_qp_error(), and holds one it reaches by number with
+ * rxe2_qp_get().
  */
 #include <rdma/ib_cache.h>
 
@@ -363,6 +365,18 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+/* a reference that keeps the QP from being freed; under RCU */
+bool rxe2_qp_get(struct rxe2_qp *qp)
+{
+	return refcount_inc_not_zero(&qp->dp.users);
+}
+
+void rxe2_qp_put(struct rxe2_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->dp.users))
+		complete(&qp->dp.users_done);
+}
+
 /* value ranges; which attributes may appear is ib_modify_qp_is_ok()'s job */
 static int rxe2_qp_check_attr(struct rxe2_dev *rdev, struct rxe2_qp *qp,
 			      const struct ib_qp_attr *attr, int mask)
@@ -499,6 +513,30 @@ static void rxe2_qp_enter_state(struct rxe2_qp *qp, enum ib_qp_state new)
 	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
 			    new);
 	qp->state = new;
+}
+
+/* move to ERROR from inside the data path; caller holds state_lock */
+void rxe2_qp_error(struct rxe2_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (qp->state == IB_QPS_ERR)
+		return;
+	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
+			    IB_QPS_ERR);
+	qp->state = IB_QPS_ERR;
+	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
+	WRITE_ONCE(qp->dp.retry_live, false);
+	timer_delete(&qp->dp.retry_timer);
+	timer_delete(&qp->dp.rnr_timer);
+	/* the caller's loop ends; the flush runs on the next pass */
+	rxe2_qp_kick(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: how a QP's protocol work runs: its runner, its work item and its
- * timers.
+ * timers, set up and torn down with the data-path state they work on
+ * (rxe2_qp_dp_init(), _reset(), _stop(), _free()).
  *
  * Everything a QP does runs under its state_lock mutex, in sleepable
  * context: the SQ doorbell takes the mutex with a trylock and runs the
@@ -16,7 +17,6 @@
  * receiving QP inline, one level deep: see rxe2_loop.c.
  */
 #include "rxe2_dp.h"
-#include "rxe2_trace.h"
 
 static struct workqueue_struct *rxe2_wq;
 
@@ -173,18 +173,6 @@ void rxe2_qp_doorbell(struct rxe2_qp *qp)
 		rxe2_qp_wake(qp);
 }
 
-/* a reference that keeps the QP from being freed; under RCU */
-bool rxe2_qp_get(struct rxe2_qp *qp)
-{
-	return refcount_inc_not_zero(&qp->dp.users);
-}
-
-void rxe2_qp_put(struct rxe2_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->dp.users))
-		complete(&qp->dp.users_done);
-}
-
 static void rxe2_retry_timer(struct timer_list *t)
 {
 	struct rxe2_qp *qp = timer_container_of(qp, t, dp.retry_timer);
@@ -317,28 +305,4 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->mtu = 256;
 	dp->last_wqe_sent = false;
 	dp->tm_rndv = 0;	/* the kernel SQ it counts was just emptied */
-}
-
-/* move to ERROR from inside the data path; caller holds state_lock */
-void rxe2_qp_error(struct rxe2_qp *qp)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
-	if (qp->state == IB_QPS_ERR)
-		return;
-	trace_rxe2_qp_state(qp->ibqp.device->index, qp->ibqp.qp_num, qp->state,
-			    IB_QPS_ERR);
-	qp->state = IB_QPS_ERR;
-	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
-	WRITE_ONCE(qp->dp.retry_live, false);
-	timer_delete(&qp->dp.retry_timer);
-	timer_delete(&qp->dp.rnr_timer);
-	/* the caller's loop ends; the flush runs on the next pass */
-	rxe2_qp_kick(qp);
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }

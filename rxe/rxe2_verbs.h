@@ -843,6 +843,9 @@ int rxe2_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
+bool rxe2_qp_get(struct rxe2_qp *qp);
+void rxe2_qp_put(struct rxe2_qp *qp);
+void rxe2_qp_error(struct rxe2_qp *qp);
 
 /* rxe2_srq.c */
 struct rxe2_srq {

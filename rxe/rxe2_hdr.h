@@ -156,7 +156,7 @@ enum rxe2_opcode {
 	RXE2_OP_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5, RC only */
 };
 
-/* what an opcode carries and means (rxe2_rx.c holds the table) */
+/* what an opcode carries and means (rxe2_opcode.c holds the table) */
 enum rxe2_opf {
 	RXE2_OPF_RETH		= 1 << 0,
 	RXE2_OPF_AETH		= 1 << 1,

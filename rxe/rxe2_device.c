@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: the ib_device, its port and the user context.
+ * rxe2: the ib_device, its port, the user context and the device's ops.
  */
 #include <linux/ethtool.h>
 #include <linux/rtnetlink.h>
@@ -523,6 +523,62 @@ static const struct ib_device_ops rxe2_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_mw, rxe2_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rxe2_ucontext, ibuc),
+};
+
+/*
+ * The verbs half of the device's ops, object sizes included
+ * (INIT_RDMA_OBJ_SIZE); rxe2_init_ibdev() merges it with rxe2_dev_ops
+ * through a second ib_set_device_ops() call.
+ */
+static const struct ib_device_ops rxe2_verbs_ops = {
+	.alloc_pd = rxe2_alloc_pd,
+	.dealloc_pd = rxe2_dealloc_pd,
+
+	.create_ah = rxe2_create_ah,
+	.create_user_ah = rxe2_create_user_ah,
+	.query_ah = rxe2_query_ah,
+	.destroy_ah = rxe2_destroy_ah,
+
+	.get_dma_mr = rxe2_get_dma_mr,
+	.reg_user_mr = rxe2_reg_user_mr,
+	.dereg_mr = rxe2_dereg_mr,
+	.alloc_dm = rxe2_alloc_dm,
+	.dealloc_dm = rxe2_dealloc_dm,
+	.reg_dm_mr = rxe2_reg_dm_mr,
+	.reg_user_mr_dmabuf = rxe2_reg_user_mr_dmabuf,
+	RXE2_DMAH_OPS
+
+	.create_cq = rxe2_create_cq,
+	.destroy_cq = rxe2_destroy_cq,
+	.RXE2_OP_RESIZE_CQ = rxe2_resize_cq,
+	.req_notify_cq = rxe2_req_notify_cq,
+	.modify_cq = rxe2_modify_cq,
+	.poll_cq = rxe2_poll_cq,
+
+	.create_qp = rxe2_create_qp,
+	.modify_qp = rxe2_modify_qp,
+	.query_qp = rxe2_query_qp,
+	.destroy_qp = rxe2_destroy_qp,
+	.post_send = rxe2_post_send,
+	.post_recv = rxe2_post_recv,
+
+	.alloc_xrcd = rxe2_alloc_xrcd,
+	.dealloc_xrcd = rxe2_dealloc_xrcd,
+	.create_srq = rxe2_create_srq,
+	.modify_srq = rxe2_modify_srq,
+	.query_srq = rxe2_query_srq,
+	.destroy_srq = rxe2_destroy_srq,
+	.post_srq_recv = rxe2_post_srq_recv,
+
+	.mmap = rxe2_mmap,
+	.mmap_free = rxe2_mmap_free,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, rxe2_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ah, rxe2_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, rxe2_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, rxe2_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rxe2_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, rxe2_xrcd, ibxrcd),
 };
 
 /*

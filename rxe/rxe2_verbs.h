@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * rxe2: verbs objects (PD, AH, MR, CQ, QP, SRQ) and their rings.
- * The device core (rxe2_device.c) installs rxe2_verbs_ops below.
+ * The device core (rxe2_device.c) installs the verbs below
+ * (rxe2_verbs_ops).
  */
 #ifndef RXE2_VERBS_H
 #define RXE2_VERBS_H
@@ -1006,13 +1007,6 @@ int rxe2_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
-
-/*
- * The verbs half of the device's ops, object sizes included
- * (INIT_RDMA_OBJ_SIZE); rxe2_device.c merges it with its own through a
- * second ib_set_device_ops() call.  Defined in rxe2_pd.c.
- */
-extern const struct ib_device_ops rxe2_verbs_ops;
 
 /* driver details for rdma resource show ... -dd (rxe2_qp.c, _cq.c, _mr.c) */
 struct rxe2_res_u32 {

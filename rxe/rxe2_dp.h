@@ -215,27 +215,6 @@ void rxe2_tx_call_failed(struct rxe2_qp *qp, const struct rxe2_av *av,
 			 u16 sport, struct rxe2_qp *to, const void *hdr,
 			 u32 len);
 
-/* rxe2_cq.c */
-int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
-bool rxe2_cq_has_room(struct rxe2_cq *cq);
-void rxe2_cq_notify(struct rxe2_cq *cq);
-
-/*
- * rxe2_cq.c: inline-receive.  A completion with its data and the SGEs
- * to scatter it over, laid out as in the CQ slot (uapi/rxe2-abi.h);
- * rxe2_cq_post() copies all of it when cqe.flags has RXE2_CQE_F_INLINE.
- */
-struct rxe2_cqe_inline {
-	struct rxe2_cqe cqe;
-	u8 data[RXE2_INLINE_RECV_MAX];
-	struct rxe2_sge sge[RXE2_INLINE_RECV_MAX_SGE];
-};
-
-int rxe2_inline_sges(const struct rxe2_sge *sge, u32 num_sge, u32 len,
-		     struct rxe2_sge *out);
-void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
-			 u32 len, const struct rxe2_sge *sge, u32 num_sge);
-
 /* copy between a list of SGEs and a buffer: a cursor over the list */
 struct rxe2_sge_cursor {
 	const struct rxe2_sge *sge;

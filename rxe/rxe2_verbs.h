@@ -536,6 +536,27 @@ int rxe2_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 void rxe2_cq_set_caps(struct ib_device_attr *a);
 int rxe2_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
+/* the data path's side */
+int rxe2_cq_post(struct rxe2_cq *cq, const struct rxe2_cqe *cqe, bool solicited);
+bool rxe2_cq_has_room(struct rxe2_cq *cq);
+void rxe2_cq_notify(struct rxe2_cq *cq);
+
+/*
+ * Inline-receive.  A completion with its data and the SGEs
+ * to scatter it over, laid out as in the CQ slot (uapi/rxe2-abi.h);
+ * rxe2_cq_post() copies all of it when cqe.flags has RXE2_CQE_F_INLINE.
+ */
+struct rxe2_cqe_inline {
+	struct rxe2_cqe cqe;
+	u8 data[RXE2_INLINE_RECV_MAX];
+	struct rxe2_sge sge[RXE2_INLINE_RECV_MAX_SGE];
+};
+
+int rxe2_inline_sges(const struct rxe2_sge *sge, u32 num_sge, u32 len,
+		     struct rxe2_sge *out);
+void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
+			 u32 len, const struct rxe2_sge *sge, u32 num_sge);
+
 /* an address vector resolved for transmit (RC/UC path, UD AH) */
 struct rxe2_av {
 	bool ipv6;

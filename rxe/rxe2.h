@@ -343,6 +343,8 @@ void rxe2_net_exit(void);
 int rxe2_add_gid(const struct ib_gid_attr *attr, void **context);
 int rxe2_del_gid(const struct ib_gid_attr *attr, void **context);
 void rxe2_gids_forget(struct rxe2_dev *rdev);
+struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
+				 const struct in6_addr *addr);
 
 /* rxe2_tap.c: the taps' copies of loopback packets */
 struct rxe2_qp;

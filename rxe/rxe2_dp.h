@@ -318,10 +318,6 @@ struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 				    const struct in6_addr *daddr, u32 qpn,
 				    bool *local);
 
-/* rxe2_net.c */
-struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
-				 const struct in6_addr *addr);
-
 /* send WQE opcodes (enum ib_uverbs_wr_opcode, RXE2_WR_*) */
 static inline bool rxe2_is_atomic(u32 op)
 {

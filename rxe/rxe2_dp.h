@@ -432,27 +432,6 @@ void rxe2_recv_cqe_init(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 			bool solicited);
 
-/* rxe2_tm.c: a SEND to a QP of a tag matching SRQ */
-enum rxe2_tm_kind {
-	RXE2_TM_PLAIN,		/* no TMH, or one of no use here: a receive */
-	RXE2_TM_NO_TAG,
-	RXE2_TM_EAGER,		/* matched */
-	RXE2_TM_RNDV,		/* matched, handed to software */
-	RXE2_TM_RNDV_READ,	/* matched, the device READs the data */
-	RXE2_TM_UNEXPECTED,	/* EAGER or RNDV, no buffer matched */
-};
-
-int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
-		 const struct rxe2_pkt *pkt);
-void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
-		       u32 len, u32 flags, u32 ex, bool solicited);
-void rxe2_tm_msg_abort(struct rxe2_qp *qp, bool complete);
-struct rxe2_cq *rxe2_tm_sq_cq(struct rxe2_qp *qp, const struct rxe2_cqe *c);
-void rxe2_tm_sq_flush_wqes(struct rxe2_qp *qp);
-bool rxe2_tm_sq_release(struct rxe2_qp *qp,
-			const struct rxe2_swqe_info *info,
-			const struct rxe2_cqe *cqe);
-
 /* rxe2_raw.c: raw packet QPs; rxe2_flow.c steers frames to them */
 int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);
 void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,

@@ -318,7 +318,6 @@ void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
 extern const struct ib_device_ops rxe2_flow_ops;
 extern const struct ib_device_ops rxe2_flow_counters_ops;
-extern const struct ib_device_ops rxe2_wq_ops;
 void rxe2_flows_init(struct rxe2_dev *rdev);
 void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
 void rxe2_flows_fini(struct rxe2_dev *rdev);

@@ -437,10 +437,6 @@ int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);
 void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
 			bool sniffed);
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb);
-/* rxe2_wq.c: an RSS QP's frames into its WQs */
-struct rxe2_wq *rxe2_rss_wq(struct rxe2_qp *qp, const struct sk_buff *skb);
-int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len);
-void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status);
 
 /*
  * rxe2_xrc.c: the XRC target's responder.  A request finds its XRC SRQ

@@ -931,6 +931,12 @@ struct rxe2_create_qp_cmd;
 int rxe2_rss_init(struct rxe2_qp *qp, const struct ib_qp_init_attr *init,
 		  const struct rxe2_create_qp_cmd *cmd);
 void rxe2_rss_free(struct rxe2_qp *qp);
+extern const struct ib_device_ops rxe2_wq_ops;
+
+/* the data path's side: an RSS QP's frames into its WQs */
+struct rxe2_wq *rxe2_rss_wq(struct rxe2_qp *qp, const struct sk_buff *skb);
+int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len);
+void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status);
 
 /* rxe2_xrc.c: an XRC domain is ib_core's object; nothing of ours yet */
 struct rxe2_xrcd {

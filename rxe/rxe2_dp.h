@@ -306,13 +306,6 @@ bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 void rxe2_rx_direct_take(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			 struct rxe2_src *src);
 bool rxe2_rx_queue_frame(struct rxe2_qp *qp, struct sk_buff *skb);
-
-/* rxe2_mcast.c (the verbs are in rxe2_verbs.h) */
-void rxe2_mcast_qp_gone(struct rxe2_qp *qp);
-struct rxe2_dev *rxe2_mcast_rdev(struct net_device *ndev,
-				 const struct in6_addr *daddr);
-void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
-		   struct sk_buff *skb, const struct rxe2_bth *bth, bool ipv6);
 void rxe2_rx_run(struct rxe2_qp *qp);
 struct rxe2_qp *rxe2_rx_loop_target(struct net *net,
 				    const struct in6_addr *daddr, u32 qpn,

@@ -859,8 +859,6 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int rxe2_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
-int rxe2_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int rxe2_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -868,6 +866,17 @@ int rxe2_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 bool rxe2_qp_get(struct rxe2_qp *qp);
 void rxe2_qp_put(struct rxe2_qp *qp);
 void rxe2_qp_error(struct rxe2_qp *qp);
+
+/* rxe2_mcast.c: multicast groups */
+int rxe2_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int rxe2_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void rxe2_mcast_qp_gone(struct rxe2_qp *qp);
+/* the receive side */
+struct rxe2_dev *rxe2_mcast_rdev(struct net_device *ndev,
+				 const struct in6_addr *daddr);
+struct rxe2_bth;
+void rxe2_mcast_rx(struct rxe2_dev *rdev, const struct in6_addr *daddr,
+		   struct sk_buff *skb, const struct rxe2_bth *bth, bool ipv6);
 
 /* rxe2_srq.c */
 struct rxe2_srq {

@@ -358,6 +358,11 @@ void rxe2_comp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto);
 void rxe2_comp_reread_rest(struct rxe2_qp *qp);
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp);
+void rxe2_comp_retire(struct rxe2_qp *qp);
+void rxe2_comp_timers(struct rxe2_qp *qp);
+void rxe2_comp_arm_retry(struct rxe2_qp *qp);
+void rxe2_comp_flush_wqes(struct rxe2_qp *qp);
+void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 
 /* packets that came early on an RC QP (rxe2_reorder.c) */
 bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
@@ -369,12 +374,6 @@ void rxe2_reorder_drained(struct rxe2_qp *qp);
 void rxe2_reorder_pay_ack(struct rxe2_qp *qp);
 void rxe2_reorder_after_drain(struct rxe2_qp *qp);
 void rxe2_reorder_purge(struct rxe2_qp *qp);
-void rxe2_comp_retire(struct rxe2_qp *qp);
-void rxe2_comp_timers(struct rxe2_qp *qp);
-void rxe2_comp_arm_retry(struct rxe2_qp *qp);
-void rxe2_send_cqe(struct rxe2_qp *qp, u32 idx, int status, bool force);
-void rxe2_comp_flush_wqes(struct rxe2_qp *qp);
-void rxe2_comp_sqd_check(struct rxe2_qp *qp);
 
 /* rxe2_cc.c: the RC requester's window and ACK timeout */
 void rxe2_cc_init(struct rxe2_qp *qp);

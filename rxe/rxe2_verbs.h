@@ -899,6 +899,23 @@ struct rxe2_srq {
 	u64 serial;
 };
 
+static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct rxe2_srq, ibsrq);
+}
+
+int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int rxe2_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int rxe2_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+struct rxe2_srq *rxe2_xrc_srq_get(struct rxe2_dev *rdev, u32 srqn);
+void rxe2_srq_put(struct rxe2_srq *srq);
+u32 rxe2_srq_rwqe_size(const struct rxe2_srq *srq);
+
 /* rxe2_wq.c: receive work queues, indirection tables, RSS */
 struct rxe2_wq {
 	struct ib_wq ibwq;		/* state: WRITE_ONCE by modify_wq */
@@ -954,9 +971,6 @@ struct rxe2_xrcd {
 
 int rxe2_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int rxe2_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-struct rxe2_srq *rxe2_xrc_srq_get(struct rxe2_dev *rdev, u32 srqn);
-void rxe2_srq_put(struct rxe2_srq *srq);
-u32 rxe2_srq_rwqe_size(const struct rxe2_srq *srq);
 
 /* rxe2_tm.c: tag matching SRQs */
 struct rxe2_tm;
@@ -993,10 +1007,7 @@ bool rxe2_tm_sq_release(struct rxe2_qp *qp,
 			const struct rxe2_swqe_info *info,
 			const struct rxe2_cqe *cqe);
 
-static inline struct rxe2_srq *to_rsrq(struct ib_srq *ibsrq)
-{
-	return container_of(ibsrq, struct rxe2_srq, ibsrq);
-}
+/* QP and SRQ predicates, and the objects a QP's responder works with */
 
 /* a tag matching SRQ (IB_SRQT_TM: srq->tm, rxe2_tm.c); NULL is none */
 static inline bool rxe2_srq_is_tm(const struct ib_srq *ibsrq)
@@ -1056,15 +1067,6 @@ static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
 		return rxe2_qp_allows_pa_mr(qp);
 	return !user || !rxe2_mr_is_kernel(mr);
 }
-
-int rxe2_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
-		    struct ib_udata *udata);
-int rxe2_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
-		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
-int rxe2_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
-int rxe2_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
-int rxe2_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad_wr);
 
 /* driver details for rdma resource show ... -dd (rxe2_qp.c, _cq.c, _mr.c) */
 struct rxe2_res_u32 {

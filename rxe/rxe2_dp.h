@@ -430,16 +430,6 @@ void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
 			bool sniffed);
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb);
 
-/*
- * rxe2_xrc.c: the XRC target's responder.  A request finds its XRC SRQ
- * by the XRCETH (rxe2_xrc_resp_rx() around rxe2_resp_rx()); READ
- * responses sent later and the flush of a receive WQE find the SRQ of
- * their message again (enter/leave).
- */
-void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
-bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial);
-void rxe2_xrc_srq_leave(struct rxe2_qp *qp);
-
 /* rxe2_place.c: IBTA 1.5 ATOMIC WRITE and FLUSH at the responder */
 void rxe2_resp_placement(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
 

@@ -972,6 +972,17 @@ struct rxe2_xrcd {
 int rxe2_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int rxe2_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
+/*
+ * The XRC target's responder.  A request finds its XRC SRQ
+ * by the XRCETH (rxe2_xrc_resp_rx() around rxe2_resp_rx()); READ
+ * responses sent later and the flush of a receive WQE find the SRQ of
+ * their message again (enter/leave).
+ */
+struct rxe2_pkt;
+void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt);
+bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial);
+void rxe2_xrc_srq_leave(struct rxe2_qp *qp);
+
 /* rxe2_tm.c: tag matching SRQs */
 struct rxe2_tm;
 void rxe2_tm_caps(struct ib_tm_caps *caps);

@@ -163,6 +163,19 @@ int rxe2_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int rxe2_check_ah_attr(struct rxe2_dev *rdev, const struct rdma_ah_attr *attr);
 int rxe2_destroy_ah(struct ib_ah *ibah, u32 flags);
 
+/* an address vector resolved for transmit (RC/UC path, UD AH) */
+struct rxe2_av {
+	bool ipv6;
+	u8 tclass;
+	u8 hop_limit;
+	u32 flow_label;
+	struct in6_addr saddr;		/* v4-mapped for IPv4 */
+	struct in6_addr daddr;
+};
+/* the AV of an AH or an RC/UC QP's path; 0 or -EINVAL */
+int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
+		      const struct ib_gid_attr *sgid_attr);
+
 /*
  * rxe2_mr.c: the MR table, lkeys and rkeys.
  *
@@ -556,19 +569,6 @@ int rxe2_inline_sges(const struct rxe2_sge *sge, u32 num_sge, u32 len,
 		     struct rxe2_sge *out);
 void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 			 u32 len, const struct rxe2_sge *sge, u32 num_sge);
-
-/* an address vector resolved for transmit (RC/UC path, UD AH) */
-struct rxe2_av {
-	bool ipv6;
-	u8 tclass;
-	u8 hop_limit;
-	u32 flow_label;
-	struct in6_addr saddr;		/* v4-mapped for IPv4 */
-	struct in6_addr daddr;
-};
-/* the AV of an AH or an RC/UC QP's path (rxe2_pd.c); 0 or -EINVAL */
-int rxe2_av_from_attr(struct rxe2_av *av, const struct rdma_ah_attr *ah,
-		      const struct ib_gid_attr *sgid_attr);
 
 /*
  * MR objects one send WQE's gather (or READ scatter) holds; a WQE with

@@ -268,7 +268,6 @@ u32 rxe2_icrc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
 	      unsigned int len);
 u32 rxe2_icrc_rxe_flush(struct sk_buff *skb, bool ipv6, unsigned int bth_off,
 			unsigned int len);
-extern bool rxe2_flush_icrc_rxe;
 
 /* rxe2_tx.c */
 struct sk_buff *rxe2_tx_alloc(struct rxe2_qp *qp, unsigned int hdr_len,
@@ -286,6 +285,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
 		   u32 dqpn, bool ackreq, u32 psn);
 u16 rxe2_src_port(u32 lqpn, u32 rqpn, u32 flow_label);
+extern bool rxe2_flush_icrc_rxe;
 /* for the taps' copies (rxe2_tap.c) and the loopback hand-over (rxe2_loop.c) */
 unsigned int rxe2_tx_headroom(const struct net_device *ndev);
 void rxe2_tx_icrc(struct sk_buff *skb, bool ipv6, unsigned int tlen);

@@ -316,15 +316,22 @@ static inline struct rxe2_ucontext *to_ruc(struct ib_ucontext *ibuc)
 /* rxe2_counters.c: port counters and QP counters */
 void rxe2_counters_init(void);
 extern const struct ib_device_ops rxe2_counter_ops;
-extern const struct ib_device_ops rxe2_flow_ops;
-extern const struct ib_device_ops rxe2_flow_counters_ops;
-void rxe2_flows_init(struct rxe2_dev *rdev);
-void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
-void rxe2_flows_fini(struct rxe2_dev *rdev);
 /* which port counter each source counter is */
 extern u8 rxe2_stat_of_pc[RXE2_PC_NUM];
 extern u8 rxe2_stat_of_dp[RXE2_DPC_NUM];
 extern u8 rxe2_stat_of_drop[RXE2_DROP_NUM];
+
+/* rxe2_flow.c: flow steering */
+extern const struct ib_device_ops rxe2_flow_ops;
+void rxe2_flows_init(struct rxe2_dev *rdev);
+void rxe2_flows_netdev_gone(struct rxe2_dev *rdev);
+void rxe2_flows_fini(struct rxe2_dev *rdev);
+struct rxe2_qp;
+void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
+			bool sniffed);
+
+/* rxe2_flow_counters.c: counters objects; the rest is in rxe2_flow.h */
+extern const struct ib_device_ops rxe2_flow_counters_ops;
 
 /* rxe2_device.c */
 int rxe2_dev_add(const char *ibdev_name, struct net_device *ndev);

@@ -426,8 +426,6 @@ void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 
 /* rxe2_raw.c: raw packet QPs; rxe2_flow.c steers frames to them */
 int rxe2_raw_send(struct rxe2_qp *qp, u32 idx);
-void rxe2_flow_loopback(struct rxe2_qp *sender, struct sk_buff *skb,
-			bool sniffed);
 void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb);
 
 /* rxe2_place.c: IBTA 1.5 ATOMIC WRITE and FLUSH at the responder */

@@ -403,7 +403,6 @@ extern struct device_attribute dev_attr_ic_map;
 /* distinct interconnect ids over the online nodes */
 u32 rxe2_ic_count(struct rxe2_dev *rdev);
 void rxe2_ic_query_mr(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp);
-void rxe2_mr_query_pages(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp);
 void rxe2_ic_fini(struct rxe2_dev *rdev);
 
 /* rxe2_dv.c: the driver's uverbs ioctl methods (ib_device.driver_def) */

@@ -387,6 +387,19 @@ int rxe2_mr_copy(struct rxe2_mr *mr, u64 iova, void *buf, u32 len,
  */
 int rxe2_mr_reg_fast(struct rxe2_qp *qp, u32 mr_key, u32 key, int access);
 int rxe2_mr_invalidate(struct rxe2_qp *qp, u32 key);
+/* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
+u64 rxe2_mr_first_offset(const struct rxe2_mr *mr);
+unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
+				     int *access);
+void rxe2_mr_query_pages(struct ib_mr *ibmr, struct rxe2_query_mr_resp *resp);
+/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
+int rxe2_mr_check_access(int access);
+int rxe2_mr_check_access_held(int access);
+int rxe2_mr_kva_pages(struct rxe2_mr *mr, const void *base, u64 offset,
+		      u64 length);
+struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
+void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
+
 /*
  * rxe2_odp.c.  rxe2_odp_access() makes [iova, iova + len) of an ODP MR
  * (range already checked) present, faulting pages in, and calls fn on
@@ -417,10 +430,6 @@ int rxe2_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 int rxe2_odp_init(void);
 void rxe2_odp_exit(void);
 
-/* rxe2dv_query_mr: nodes of the resident pages, access; see rxe2_ic.c */
-u64 rxe2_mr_first_offset(const struct rxe2_mr *mr);
-unsigned long rxe2_mr_resident_nodes(struct ib_mr *ibmr, nodemask_t *nodes,
-				     int *access);
 /* device memory and its MRs (rxe2_dm.c) */
 struct ib_dm *rxe2_alloc_dm(struct ib_device *ibdev, struct ib_ucontext *ibuc,
 			    struct ib_dm_alloc_attr *attr,
@@ -435,13 +444,6 @@ struct ib_mr *rxe2_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd, int access,
 				      RXE2_DMAH_PARAM RXE2_DMABUF_UDATA_PARAM);
 void rxe2_dmabuf_release(struct rxe2_mr *mr);
-/* for the other MR kinds' files (rxe2_shmr.c, rxe2_pamr.c, rxe2_dm.c) */
-int rxe2_mr_check_access(int access);
-int rxe2_mr_check_access_held(int access);
-int rxe2_mr_kva_pages(struct rxe2_mr *mr, const void *base, u64 offset,
-		      u64 length);
-struct rxe2_mr *rxe2_mr_alloc(struct ib_pd *ibpd, int access, bool counted);
-void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
 
 /*
  * Shared MRs (rxe2_shmr.c) and physical-address MRs (rxe2_pamr.c),

@@ -475,6 +475,11 @@ int rxe2_pamr_access(u64 pa, u32 len, rxe2_page_fn fn, void *arg);
  * copy instead).
  */
 bool rxe2_pamr_check_range(u64 pa, u64 len);
+/* no PA MR for a QP that receives inline (rxe2_qp_may_use_mr()) */
+bool rxe2_qp_allows_pa_mr(struct rxe2_qp *qp);
+struct rxe2_sge;
+bool rxe2_sges_name_pa_mr(struct rxe2_qp *qp, const struct rxe2_sge *sge,
+			  u32 num_sge, u32 len);
 
 /*
  * rxe2_mw.c: memory windows (type 1 and type 2B).  Keys: bits 31..30
@@ -835,17 +840,6 @@ static inline bool rxe2_mr_is_kernel(const struct rxe2_mr *mr)
 	return mr->type == RXE2_MR_DMA || mr->type == RXE2_MR_FAST;
 }
 
-/*
- * rxe2_qp_may_use_mr() (with the SRQ helpers below): whether the data
- * path of @qp may use @mr: a process's QP only memory of a process
- * (never the DMA MR's kernel addresses); a PA MR only on a QP that
- * rxe2_qp_allows_pa_mr() (rxe2_pamr.c: not one that receives inline).
- */
-bool rxe2_qp_allows_pa_mr(struct rxe2_qp *qp);
-struct rxe2_sge;
-bool rxe2_sges_name_pa_mr(struct rxe2_qp *qp, const struct rxe2_sge *sge,
-			  u32 num_sge, u32 len);
-
 /* ring slot sizes (uapi/rxe2-abi.h) */
 u32 rxe2_send_slot_size(u32 max_sge, u32 max_inline);
 u32 rxe2_recv_slot_size(u32 max_sge);
@@ -1070,7 +1064,12 @@ static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
 	return qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
 }
 
-/* see above; an XRC target serves the owner of the SRQ it works for */
+/*
+ * Whether the data path of @qp may use @mr: a process's QP only memory
+ * of a process (never the DMA MR's kernel addresses); a PA MR only on a
+ * QP that rxe2_qp_allows_pa_mr() (rxe2_pamr.c: not one that receives
+ * inline).  An XRC target serves the owner of the SRQ it works for.
+ */
 static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
 				      const struct rxe2_mr *mr)
 {

@@ -2,7 +2,7 @@
 /*
  * covers: the tap ring under a packet socket: 200,000 UD SENDs of random sizes wrap the 256 KiB ring with pad records of every size; every packet shown once, byte for byte; no BUG or Oops
  *
- * The tap ring under a packet socket (rxe2_tx.c): while a tap watches the
+ * The tap ring under a packet socket (rxe2_tap.c): while a tap watches the
  * device's netdev, every loopback packet is copied into a 256 KiB ring,
  * one record per packet, and shown to the tap by a work item.  A record
  * that does not fit before the ring's end leaves a pad record there; as

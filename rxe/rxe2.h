@@ -187,6 +187,7 @@ struct rxe2_fault_rule {
 
 /* the fault file's state (rxe2_fault.c), all under lock */
 struct rxe2_fault {
+	/* everything below, and rdev->fault_on's writes; IRQs off */
 	spinlock_t lock;
 	unsigned int nrules;
 	struct rxe2_fault_rule rules[RXE2_FAULT_RULES];

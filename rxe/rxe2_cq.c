@@ -4,14 +4,13 @@
  * the ring (rxe2_cq_post()); a process polls them itself, a kernel
  * consumer through rxe2_poll_cq().
  *
- * ring.lock protects the producer side and the event state: notify (the
- * arm), overflowed and the moderation fields.  The completion handler is
- * never called under it: rxe2_cq_post() only marks notify_pending, and
- * whoever posted (the QP runner, after its lock is dropped) or the
- * moderation timer calls rxe2_cq_notify().  An XRC target calls it for
- * its SRQs' CQs under its own state_lock, before the SRQ (which holds
- * the CQ) may go (rxe2_xrc_srq_leave()); those are processes' CQs,
- * whose handler (uverbs) only queues an event.
+ * Locking: ring.lock (see the lock table in rxe2_verbs.h).  The
+ * completion handler is never called under it: rxe2_cq_post() only
+ * marks notify_pending, and whoever posted (the QP runner, after its
+ * lock is dropped) or the moderation timer calls rxe2_cq_notify().
+ * An XRC target calls it for its SRQs' CQs under its own state_lock,
+ * before the SRQ (which holds the CQ) may go (rxe2_xrc_srq_leave());
+ * those are processes' CQs, whose handler (uverbs) only queues an event.
  */
 #include <rdma/uverbs_ioctl.h>
 

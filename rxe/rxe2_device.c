@@ -42,6 +42,7 @@
 /* 4.096 us * 2^15 = 134 ms: generous for a software device under load */
 #define RXE2_LOCAL_CA_ACK_DELAY	15
 
+/* rxe2_dev_list (see the lock table in rxe2_verbs.h) */
 DEFINE_MUTEX(rxe2_dev_lock);
 LIST_HEAD(rxe2_dev_list);
 

@@ -28,10 +28,9 @@
  * matches when (fields & mask) == key word by word.  A spec implies its
  * lower layers (an IPv4 spec matches IPv4 frames only, a TCP spec TCP).
  *
- * Locking: rdev->flow_mutex (taken under RTNL) orders flow creation and
- * destruction and the hooks' registration; the hooks read the list under
- * RCU; a flow is freed after a grace period.  A flow holds its QP (ib_core
- * counts it: the QP cannot be destroyed first).
+ * Locking: see the lock table in rxe2_verbs.h (flow_mutex; the hooks
+ * read the list under RCU, a flow is freed after a grace period).  A flow
+ * holds its QP (ib_core counts it: the QP cannot be destroyed first).
  */
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>

@@ -10,12 +10,11 @@
  * device's group gets a copy, except the sender itself when it was
  * created with IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK.
  *
- * Locking: rxe2_mcg_mutex serialises attach, detach and QP teardown and
- * protects the counts (RTNL nests inside it, for the IP membership); the hash and each group's member array are read
- * under RCU by the receive hook.  A member array is replaced, never
- * changed in place.  Members are QP numbers: the receive hook looks the
- * QP up as for unicast, and a QP leaves every group before its number
- * can be reused (rxe2_mcast_qp_gone() from destroy_qp).
+ * Locking: see the lock table in rxe2_verbs.h (rxe2_mcg_mutex, RTNL
+ * inside it; the receive hook reads under RCU).  A member array is
+ * replaced, never changed in place.  Members are QP numbers: the receive
+ * hook looks the QP up as for unicast, and a QP leaves every group
+ * before its number can be reused (rxe2_mcast_qp_gone() from destroy_qp).
  */
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
@@ -42,6 +41,7 @@ struct rxe2_mcg {
 	struct rxe2_mcg_members __rcu *members;
 };
 
+/* the hash's and the members' writers, the counts (lock table) */
 static DEFINE_MUTEX(rxe2_mcg_mutex);
 static struct hlist_head rxe2_mcg_hash[1 << RXE2_MCG_HASH_BITS];
 

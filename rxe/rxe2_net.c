@@ -60,6 +60,7 @@ struct rxe2_gid {
 };
 
 static struct hlist_head rxe2_gid_hash[1 << RXE2_GID_HASH_BITS];
+/* the hash's writers, rxe2_gid.hashed (the lock table in rxe2_verbs.h) */
 static DEFINE_SPINLOCK(rxe2_gid_lock);
 
 static struct hlist_head *rxe2_gid_bucket(const struct net *net,

@@ -47,8 +47,8 @@
  * send queue of its own, a buffer smaller than the RVH's length, a
  * multi-packet RNDV or a full ring hands the rendezvous to software.
  *
- * tm->lock protects the list, the free slots and both counts.  The
- * responder takes it in softirq context; the list operations run in
+ * Locking: tm->lock (see the lock table in rxe2_verbs.h), taken by the
+ * responder (the QP's runner) and by the list operations, which run in
  * the ibv_post_srq_ops() system call and complete there, so none is
  * ever outstanding once the call returns.  Completions of matches,
  * unexpected arrivals and operations are posted under the lock: the
@@ -105,6 +105,7 @@ struct rxe2_tm_entry {
 };
 
 struct rxe2_tm {
+	/* everything below, the entries' fields too */
 	spinlock_t lock;
 	struct list_head posted;	/* live buffers, oldest first */
 	struct list_head free;

@@ -4,6 +4,209 @@
  * The device core (rxe2_device.c) installs the verbs below
  * (rxe2_verbs_ops).
  */
+
+/*
+ * The lock table: every lock of rdma_rxe2, and the kernel's own that it
+ * nests with.  One entry per lock, outermost first within each group:
+ *
+ *   lock                kind, where it is                   contexts
+ *     guards   what it protects (readers without it, if any)
+ *     taken    by whom, where that is not plain
+ *     under    what may be taken while it is held
+ *     never    what may not
+ *
+ * Contexts: P process, S softirq, H hardirq, T a timer's callback.  The
+ * per-file paragraphs and the field comments point here; a paragraph
+ * kept beside the code explains an ordering this table only states.
+ *
+ * Module-wide
+ *
+ * rxe2_dev_lock         mutex, rxe2_device.c                       P
+ *   guards   rxe2_dev_list, each rxe2_dev.list
+ *   under    flow_mutex (the netdev notifier: RTNL is outside both)
+ *   never    RTNL
+ * rxe2_mcg_mutex        mutex, rxe2_mcast.c                        P
+ *   guards   the group hash and each group's members (the receive
+ *            hook reads both under RCU), rxe2_dev.mcg_count and
+ *            .mcg_attached, rxe2_qp.mcast_count
+ *   under    RTNL (the IP group membership), allocation
+ *   never    taken under RTNL or a QP's state_lock
+ * rxe2_ic_lock          mutex, rxe2_ic.c                           P
+ *   guards   the writers of every rxe2_dev.ic_map (readers: RCU)
+ *   under    nothing
+ * rxe2_mr_seq_lock      mutex, rxe2_mr.c                           P
+ *   guards   rxe2_dev.mr_seq: a rereg's stamp, publish and count
+ *            as one step
+ *   under    the MR table's xa_lock (the publish)
+ * rxe2_shm_lock         mutex, rxe2_shmr.c                         P
+ *   guards   the share ids (rxe2_shm_xa), rxe2_shm.nr_mr
+ *   under    xa_lock
+ * rxe2_gid_lock         spinlock, BH off, rxe2_net.c               P
+ *   guards   the writers of rxe2_gid_hash, rxe2_gid.hashed (readers:
+ *            RCU, the receive hook in S and transmit)
+ *   under    nothing
+ * rxe2_atomic_lock      spinlock, BH off, rxe2_resp.c              P
+ *   guards   the target of every atomic's read-modify-write and of
+ *            every ATOMIC WRITE's store
+ *   under    nothing: innermost, taken in a page callback with the
+ *            responder's state_lock and, for ODP, umem_mutex held
+ * rxe2_odp_srcu         SRCU, rxe2_odp.c                           P
+ *   guards   the life of an implicit ODP MR's children: read side
+ *            around a child's lookup and use, the reclaim work waits
+ *   under    (read side) imr.lock, the mmap lock, umem_mutex: a fault
+ *            sleeps
+ *   never    synchronize_srcu() with any lock held
+ *
+ * Per device (struct rxe2_dev)
+ *
+ * flow_mutex            mutex, rxe2_flow.c                         P
+ *   guards   the writers of flows, nflows, flow_seq, flow_hooked,
+ *            flow_dead, flow_net, flow_ops (readers of flows: RCU,
+ *            the netdev hooks in S and on transmit)
+ *   taken    under RTNL (create, device teardown), under RTNL and
+ *            rxe2_dev_lock (the netdev goes), alone (destroy)
+ *   under    nf_register_net_hooks(), nf_unregister_net_hooks()
+ *   never    RTNL
+ * fault.lock            spinlock, IRQs off, rxe2_fault.c           P any
+ *   guards   struct rxe2_fault (rules, held packets, arming), the
+ *            writes of fault_on (readers: READ_ONCE())
+ *   taken    by the sysfs files, the held packets' work item, and
+ *            rxe2_fault_fire(), which may be called from any context
+ *   under    mod_delayed_work() only
+ *   never    sending (held packets leave after the unlock),
+ *            allocation
+ * tap.lock              spinlock, rxe2_tx.c                        P
+ *   guards   tap.ring's creation, tap.head, a record between
+ *            rxe2_tap_get() and rxe2_tap_put()
+ *   under    a one-copy source's read (rxe2_src_read(): kmap_local)
+ *   never    tap.show_lock (dropped first); taken in S or H
+ * tap.show_lock         mutex, rxe2_tx.c                           P
+ *   guards   tap.tail: one shows the copies at a time, in order
+ *   taken    by the tap work item, and by a runner (state_lock
+ *            held) that finds the ring full
+ *   under    dev_queue_xmit_nit(), BH off (the packet sockets')
+ *   never    tap.lock
+ *
+ * Per object
+ *
+ * rxe2_qp.state_lock    mutex, rxe2_qp.c, rxe2_task.c              P
+ *   guards   state, attr, the writes of ctr, and all of dp but what
+ *            a field comment gives to another lock
+ *   taken    by the QP's one runner (RXE2_QPF_RUNNING: the doorbell
+ *            and a loopback sender by trylock, the work item) and by
+ *            verbs (modify, query, counter bind and unbind under an
+ *            rdma_counter's lock, `rdma res` by trylock, destroy)
+ *   under    another QP's state_lock with mutex_trylock() only (a QP
+ *            run inline, a one-copy receiver: dp.direct_to); every
+ *            spinlock below; tm.lock; tap.show_lock; the ODP locks
+ *            (rxe2_odp_srcu, imr.lock, the mmap lock, umem_mutex);
+ *            RCU; allocation
+ *   never    mutex_lock() of another QP's state_lock, so QPs have no
+ *            order among themselves; RTNL, rxe2_dev_lock,
+ *            rxe2_mcg_mutex, flow_mutex; a kernel consumer's
+ *            comp_handler (rxe2_qp_notify() runs after the unlock)
+ * dp.rx_queue.lock      spinlock, IRQs off, sk_buff_head           P S
+ *   guards   rx_queue, loop_ack_*, the filling of loop_req (the
+ *            runner takes and frees it without: release/acquire)
+ *   under    nothing
+ * rxe2_ring.lock        spinlock, IRQs off, rxe2_ring.c            P S H T
+ *   guards   a kernel ring's client side (post, poll: a kernel
+ *            consumer calls from any context); a CQ's device side
+ *            and arm state (notify, overflowed, moder_*; T is its
+ *            moderation hrtimer); an SRQ's or WQ's device side, which
+ *            several QPs take from, and the srq_limit arm; a QP's own
+ *            RQ WQEs as they are taken; rxe2_ring_move() (resize).
+ *            The device side of an SQ is the runner's (state_lock).
+ *   under    the CQ's moder_timer (start, try_to_cancel); RCU
+ *   never    another ring's lock; a CQ's comp_handler or
+ *            event_handler, an SRQ's event_handler (after the unlock)
+ * rxe2_tm.lock          spinlock, IRQs off, rxe2_tm.c              P
+ *   guards   a TM SRQ's tagged list, free slots, unexpected counts,
+ *            add_seq, the entries' phase
+ *   under    the SRQ's ring.lock (a WQE taken); the SRQ's CQ's
+ *            ring.lock (completions, posted in the list's order);
+ *            the QP's kernel SQ's ring.lock (a rendezvous READ and
+ *            FIN); the SRQ's event_handler (limit reached)
+ *   never    a comp_handler (rxe2_cq_notify() after the unlock)
+ * rxe2_mr.lock          spinlock, rxe2_mr.c                        P
+ *   guards   FAST: state, key, access, iova, length, fr_*, IRQs off
+ *            (rxe2_mr_lookup() may be called from any context); USER
+ *            owner: the retired list, plain
+ *   under    nothing (refcounts, wake_up_var())
+ * rxe2_mw.lock          spinlock, IRQs off, rxe2_mw.c              P
+ *   guards   everything of the window below it (found under RCU)
+ *   under    nothing: its MR is looked up before, let go after
+ * rxe2_odp_imr.lock     mutex, rxe2_odp.c                          P
+ *   guards   making and removing an implicit MR's children
+ *   taken    by the data path (state_lock held, in an rxe2_odp_srcu
+ *            read section), the reclaim work, dereg
+ *   under    the mmap lock, then umem_mutex; allocation (a child and
+ *            its notifier)
+ *   never    synchronize_srcu()
+ * rxe2_shm_map.lock     mutex, rxe2_shmr.c                         P
+ *   guards   mr, placed: the first mmap() publishes the MR's key,
+ *            dereg detaches it
+ *   taken    by mmap() (the mm's mmap lock held) and dereg
+ *   under    the MR table's xa_lock (rxe2_mr_publish())
+ *   never    rdma_user_mmap_entry_remove() (it may free the map)
+ *
+ * The kernel's
+ *
+ * RTNL                  mutex                                      P
+ *   guards   the writes of rxe2_dev.active_mtu and .port_active
+ *            (readers: READ_ONCE())
+ *   taken    by query_port (the link speed), rdma link add, flow
+ *            create and teardown, an IP group's membership (under
+ *            rxe2_mcg_mutex); the netdev notifier runs under it
+ *   under    rxe2_dev_lock, flow_mutex
+ *   never    taken under state_lock, rxe2_dev_lock or flow_mutex
+ * mmap lock             rw_semaphore, the mm's                     P
+ *   guards   the process's mappings
+ *   taken    for read by hmm_range_fault() (a fault), vma_lookup()
+ *            (implicit children), the reclaim work; mmap() runs
+ *            under it
+ *   under    umem_mutex (reclaim), rxe2_shm_map.lock (mmap)
+ *   never    taken with umem_mutex held
+ * umem_mutex            mutex, ib_umem_odp                         P
+ *   guards   an ODP umem's page state; rxe2 holds it while it
+ *            touches the pages
+ *   taken    by the data path and prefetch, and by the mm's notifier
+ *            (a trylock when the mm may not block)
+ *   under    rxe2_atomic_lock, the children xarray's lock (a mark),
+ *            queue_work()
+ *   never    the mmap lock, allocation
+ * RCU                                                              any
+ *   guards   the lookups: the object tables' xa_load() (QPs, MRs,
+ *            SRQs, the fast-MR and window xarrays), the GID hash,
+ *            multicast groups, flows, ic_map, qp->ctr, the devices
+ *            (ib_core frees them with kfree_rcu()); writers wait with
+ *            synchronize_rcu*() (destroy_qp, destroy_srq, dealloc_mw,
+ *            counter unbind, flow counters) or free with kfree_rcu()
+ * xa_lock               spinlock, each xarray's own                any
+ *   guards   the xarray; taken by the xarray API only, innermost
+ *
+ * The order, "A -> B": B may be taken while A is held.
+ *
+ *   RTNL -> rxe2_dev_lock -> flow_mutex;  rxe2_mcg_mutex -> RTNL
+ *   an rdma_counter's lock (ib_core) -> state_lock
+ *   state_lock -> another state_lock, by trylock only
+ *   state_lock -> tm.lock -> ring.lock
+ *   state_lock -> ring.lock, rx_queue.lock, mr.lock, mw.lock,
+ *                 fault.lock, tap.show_lock, tap.lock
+ *   state_lock -> rxe2_odp_srcu -> imr.lock -> mmap lock -> umem_mutex
+ *                 -> rxe2_atomic_lock (an implicit MR's child made or
+ *                 used); a fault takes the mmap lock, a copy
+ *                 umem_mutex, each with only state_lock held
+ *   the mm: mmap lock -> umem_mutex (notifier), mmap lock ->
+ *           rxe2_shm_map.lock (mmap)
+ *
+ * Read or written without a lock, by design (READ_ONCE()/WRITE_ONCE(),
+ * release and acquire, or atomic bits): a runner's catch (per CPU,
+ * preemption off), dp.loop_req_len, tap.tail and the readers of
+ * tap.head, tap.busy, fault_on's readers, fault_tx_drop, srq_limit,
+ * max_wr, a WQ's state, cq.notify_pending, the RXE2_QPF_* bits, and
+ * dp.retry_at and dp.retry_live as the retry timer reads them.
+ */
 #ifndef RXE2_VERBS_H
 #define RXE2_VERBS_H
 
@@ -74,7 +277,11 @@ struct rxe2_ring {
 	u32 dev_index;			/* device's private copy of its counter */
 	u32 client_index;		/* kernel rings only: client's counter */
 	struct rxe2_mmap_entry *mme;	/* user rings; NULL for kernel rings */
-	spinlock_t lock;		/* client side of kernel rings */
+	/*
+	 * A kernel ring's client side; a CQ's device side and arm state;
+	 * an SRQ's or a WQ's device side (the lock table above)
+	 */
+	spinlock_t lock;
 };
 
 int rxe2_ring_init(struct rxe2_ring *r, u32 req_slots, u32 slot_size,
@@ -621,7 +828,8 @@ struct rxe2_reorder_gap {
 
 struct rxe2_qp_dp {
 	struct work_struct work;
-	struct sk_buff_head rx_queue;	/* packets from the hook */
+	/* packets from the hook; its lock: loop_ack_*, loop_req's filling */
+	struct sk_buff_head rx_queue;
 	unsigned long flags;		/* RXE2_QPF_* bits */
 	struct timer_list retry_timer;
 	unsigned long retry_at;		/* deadline of the oldest unacked */
@@ -819,7 +1027,8 @@ struct rxe2_qp {
 	bool tm_sq;
 	/* the counter it is bound to (rdma statistic qp), or NULL */
 	struct rxe2_counter __rcu *ctr;
-	struct mutex state_lock;	/* modify/query against each other */
+	/* state, attr, ctr's writes, dp: the runner's (the lock table) */
+	struct mutex state_lock;
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* last value of every attribute set */
 	struct rxe2_qp_dp dp;		/* data path: rxe2_dp.h */

@@ -12,8 +12,7 @@
  * WQ's ring and CQ instead of the QP's; ib_core keeps the table and its
  * WQs alive while the QP exists (usecnt).
  *
- * A WQ's ring lock serialises taking its WQEs (the work items of every
- * QP whose table names it) against modify_wq's flush.
+ * Locking: the WQ's ring.lock (see the lock table in rxe2_verbs.h).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rxe2: fault injection for CI, through two sysfs files of the device
- * (sysfs, not debugfs: it is there in a container too).
+ * (sysfs, not debugfs: it is there in a container too; docs/knobs.md
+ * says why they are to move to configfs).
  *
  * fault_tx_drop holds N: one packet in N that the device transmits is
  * lost, as on a bad wire (0, the default, turns it off; 1 loses

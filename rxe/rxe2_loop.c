@@ -11,7 +11,8 @@
  * (plus a kick of the work item, except for packets to the top-level
  * runner, which looks at its queue again before it unlocks).  So a SEND,
  * its placement, its ACK and its completion all happen in the poster's
- * doorbell, and no lock is ever waited for while another is held.
+ * doorbell, and no QP's mutex is ever waited for while another is held
+ * (see the lock table in rxe2_verbs.h).
  *
  * Not every hand-over is a packet: a positive ACK and a small request
  * go over as calls, without an skb (rxe2_qp_deliver_ack() from

@@ -75,12 +75,12 @@
  *   under    mod_delayed_work() only
  *   never    sending (held packets leave after the unlock),
  *            allocation
- * tap.lock              spinlock, rxe2_tx.c                        P
+ * tap.lock              spinlock, rxe2_tap.c                       P
  *   guards   tap.ring's creation, tap.head, a record between
  *            rxe2_tap_get() and rxe2_tap_put()
  *   under    a one-copy source's read (rxe2_src_read(): kmap_local)
  *   never    tap.show_lock (dropped first); taken in S or H
- * tap.show_lock         mutex, rxe2_tx.c                           P
+ * tap.show_lock         mutex, rxe2_tap.c                          P
  *   guards   tap.tail: one shows the copies at a time, in order
  *   taken    by the tap work item, and by a runner (state_lock
  *            held) that finds the ring full

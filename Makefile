@@ -254,12 +254,15 @@ check-poison: all
 tools/raw_echo: tools/raw_echo.c | userland
 	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -libverbs
 
-tools/rxe2fuzz: tools/rxe2fuzz.c | userland
-	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $<
+# the wire fuzzer and the capture tool share the ICRC (tools/icrc.c)
+tools/rxe2fuzz: tools/rxe2fuzz.c tools/icrc.c tools/icrc.h | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ \
+		$(filter %.c,$^)
 
 # the capture tool a user installs: libpcap
-tools/rxe2dump: tools/rxe2dump.c | userland
-	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpcap
+tools/rxe2dump: tools/rxe2dump.c tools/icrc.c tools/icrc.h | userland
+	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ \
+		$(filter %.c,$^) -lpcap
 
 tools/memcpy_bw: tools/memcpy_bw.c | userland
 	$(URUN) $(CC) -O2 -Wall -Wextra -Werror -o $@ $<

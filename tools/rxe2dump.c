@@ -39,6 +39,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "icrc.h"
+
 #define ROCE_PORT	4791
 #define BTH_LEN		12
 #define ICRC_LEN	4
@@ -190,64 +192,6 @@ static void usage(FILE *f)
 		"  -T          terse: one line of fields per packet (for scripts)\n"
 		"  -x          payload bytes in hex\n"
 		"The BPF expression is ANDed with 'udp dst port 4791'.\n");
-}
-
-/* ---- ICRC (IBTA A17.3.3) ----------------------------------------------- */
-
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	uint32_t c, i, k;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	while (n--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-/*
- * The invariant CRC over ones for the LRH, the IP and UDP headers with
- * their variant fields as ones, the BTH with resv8a as ones, and the
- * rest up to the ICRC.  ip: the IP header, iplen its length (with
- * options), bth: the BTH, len from the BTH to the ICRC.
- */
-static uint32_t icrc_of(const uint8_t *ip, unsigned int iplen, bool v6,
-			const uint8_t *bth, size_t len)
-{
-	uint8_t hdr[8 + 60 + 8 + BTH_LEN];
-	unsigned int n = 8;
-	uint32_t crc;
-
-	memset(hdr, 0xff, 8);
-	memcpy(hdr + n, ip, iplen + 8);
-	if (v6) {
-		hdr[n] |= 0x0f;			/* traffic class, low half */
-		memset(hdr + n + 1, 0xff, 3);	/* and the flow label */
-		hdr[n + 7] = 0xff;		/* hop limit */
-	} else {
-		hdr[n + 1] = 0xff;		/* TOS */
-		hdr[n + 8] = 0xff;		/* TTL */
-		hdr[n + 10] = hdr[n + 11] = 0xff;	/* checksum */
-	}
-	n += iplen;
-	hdr[n + 6] = hdr[n + 7] = 0xff;		/* UDP checksum */
-	n += 8;
-	memcpy(hdr + n, bth, BTH_LEN);
-	hdr[n + 4] = 0xff;			/* resv8a: FECN, BECN */
-	n += BTH_LEN;
-	crc = crc32_update(~0u, hdr, n);
-	crc = crc32_update(crc, bth + BTH_LEN, len - BTH_LEN);
-	return ~crc;
 }
 
 /* ---- conversations ----------------------------------------------------- */
@@ -695,7 +639,7 @@ static bool decode_bth(const struct ip_view *v, struct decoded *d)
 		d->syndrome = ext(d, H_AETH)[0];
 	have = v->caplen;
 	if (have >= len)
-		d->icrc = icrc_of(v->ip, v->iplen, v->v6, b, len - ICRC_LEN) ==
+		d->icrc = icrc(v->ip, v->iplen, v->v6, b, len - ICRC_LEN) ==
 			  (uint32_t)(b[len - 4] | b[len - 3] << 8 |
 				     b[len - 2] << 16 | (uint32_t)b[len - 1] << 24);
 	else
@@ -1118,7 +1062,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rxe2dump: one of -d, -i, -r\n");
 		goto bad;
 	}
-	crc_init();
+	icrc_init();
 	err[0] = 0;
 	pc = open_capture(err);
 	if (!pc) {

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "icrc.h"
+
 #define ROCE_PORT	4791
 #define FRAME_MAX	2048
 #define BTH_LEN		12
@@ -87,58 +89,7 @@ static uint32_t rnd_boundary32(uint32_t near)
 	}
 }
 
-/* ---- the ICRC (IBTA annex A17.3.3) ----------------------------------- */
-
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc_add(uint32_t crc, const uint8_t *p, size_t len)
-{
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-/*
- * The ICRC of a RoCEv2 packet: l3 points at the IP header, bth at the
- * BTH, n bytes from the BTH up to (not including) the ICRC.  The variant
- * fields count as ones.
- */
-static uint32_t icrc(const uint8_t *l3, bool ipv6, const uint8_t *bth,
-		     size_t n)
-{
-	uint8_t ps[8 + 40 + 8 + BTH_LEN];
-	size_t iplen = ipv6 ? 40 : 20;
-	uint32_t crc;
-
-	memset(ps, 0xff, 8);
-	memcpy(ps + 8, l3, iplen + 8);
-	if (ipv6) {
-		ps[8] |= 0x0f;			/* traffic class, low nibble */
-		memset(ps + 9, 0xff, 3);	/* ... and the flow label */
-		ps[8 + 7] = 0xff;		/* hop limit */
-	} else {
-		ps[8 + 1] = 0xff;		/* TOS */
-		ps[8 + 8] = 0xff;		/* TTL */
-		ps[8 + 10] = ps[8 + 11] = 0xff;	/* header checksum */
-	}
-	ps[8 + iplen + 6] = ps[8 + iplen + 7] = 0xff;	/* UDP checksum */
-	memcpy(ps + 8 + iplen + 8, bth, BTH_LEN);
-	ps[8 + iplen + 8 + 4] = 0xff;			/* resv8a */
-	crc = crc_add(~0u, ps, 8 + iplen + 8 + BTH_LEN);
-	crc = crc_add(crc, bth + BTH_LEN, n - BTH_LEN);
-	return ~crc;
-}
+/* ---- checksums (the ICRC: icrc.c) ---------------------------------- */
 
 static uint16_t csum_fold(uint32_t sum)
 {
@@ -245,7 +196,7 @@ static void frame_fix(struct frame *f)
 		ip[10] = (uint8_t)(sum >> 8);
 		ip[11] = (uint8_t)sum;
 	}
-	crc = icrc(ip, f->ipv6, udp + 8, f->tlen);
+	crc = icrc(ip, frame_l4(f) - f->l3, f->ipv6, udp + 8, f->tlen);
 	for (int i = 0; i < 4; i++)
 		udp[8 + f->tlen + i] = (uint8_t)(crc >> (8 * i));
 	if (f->ipv6) {
@@ -1023,7 +974,7 @@ int main(int argc, char **argv)
 		perror(wpath);
 		return 2;
 	}
-	crc_init();
+	icrc_init();
 	rng_state = seed ? seed : 1;
 	printf("rxe2fuzz: seed %llu (-s to replay the same choices), %lu frames on %s\n",
 	       (unsigned long long)seed, o.frames, ifname);

@@ -729,7 +729,7 @@ static struct ibv_xrcd *objects(struct dp_dev *d, int fd)
 	tap_ret_errno(ibv_close_xrcd(anon), 0, "then ibv_close_xrcd succeeds");
 	a.srq_type = IBV_SRQT_TM;
 	srq = ibv_create_srq_ex(d->ctx, &a);
-	/* test_tm makes TM SRQs; without their attributes one is EINVAL */
+	/* the test_tm_* make TM SRQs; without their attributes one is EINVAL */
 	tap_null_errno(srq, EINVAL,
 		       "ibv_create_srq_ex IBV_SRQT_TM without IBV_SRQ_INIT_ATTR_TM -> EINVAL");
 	ibv_destroy_cq(cq);

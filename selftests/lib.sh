@@ -286,75 +286,120 @@ roce_decode() {
 	END { emit() }'
 }
 
+# ---- ping-pong pairs: a server, and its client once it listens -----------
+
+# pair_run NAME SRV_NS CLI_NS WAIT SECS OUT SRV_CMD... -- CLI_CMD...: the
+# server in network namespace SRV_NS ("" is the current one) in the
+# background, its output in the file OUTsrv (OUT: a path's first part,
+# $work/ or $work/run. say); once it listens (WAIT: tcp:PORT for a TCP
+# listener, cm:PORT for an RDMA CM listener; at most 10 seconds) the
+# client in CLI_NS, its output in OUTcli; each bounded by timeout SECS.  pair_src and pair_crc: their exit statuses.  A server that does
+# not listen is killed and the client not run: returns 1.
+pair_run() {
+	_pr_name=$1 _pr_sns=$2 _pr_cns=$3 _pr_wait=$4 _pr_secs=$5 _pr_out=$6
+	shift 6
+	(
+		# the server's words: those before --
+		_pr_end=
+		for _pr_a do
+			shift
+			[ "$_pr_a" = -- ] && _pr_end=1
+			[ -n "$_pr_end" ] || set -- "$@" "$_pr_a"
+		done
+		# shellcheck disable=SC2046 # empty or three words
+		exec timeout -k 2 "$_pr_secs" $(nsexec "$_pr_sns") "$@"
+	) >"${_pr_out}srv" 2>&1 &
+	_pr_spid=$!
+	_pr_up=0
+	case $_pr_wait in
+	tcp:*) wait_listen_ns "$_pr_sns" "${_pr_wait#tcp:}" && _pr_up=1 ;;
+	cm:*) wait_cm_listen "${_pr_wait#cm:}" && _pr_up=1 ;;
+	esac
+	if [ $_pr_up = 0 ]; then
+		kill "$_pr_spid" 2>/dev/null
+		wait "$_pr_spid" 2>/dev/null
+		return 1
+	fi
+	while [ "$1" != -- ]; do shift; done
+	shift
+	# An RDMA CM listener shows in restrack a moment before it takes
+	# requests: a client turned away then (REJECT, "unreachable") while
+	# the server still waits gets two more tries, said as a comment.
+	_pr_try=1
+	while :; do
+		# shellcheck disable=SC2046 # empty or three words
+		timeout -k 2 "$_pr_secs" $(nsexec "$_pr_cns") "$@" >"${_pr_out}cli" 2>&1
+		pair_crc=$?
+		if [ $pair_crc = 0 ] || [ $_pr_try -ge 3 ] || [ "${_pr_wait#cm:}" = "$_pr_wait" ] ||
+			! kill -0 "$_pr_spid" 2>/dev/null ||
+			! grep -qi "reject\|unreachable\|refused" "${_pr_out}cli"; then
+			break
+		fi
+		echo "# $_pr_name: client try $_pr_try turned away, again: $(grep -im1 "reject\|unreachable\|refused" "${_pr_out}cli")"
+		_pr_try=$((_pr_try + 1))
+		sleep 1
+	done
+	wait "$_pr_spid"
+	pair_src=$?
+}
+
+# pair_side LABEL RC FILE EXPECT [NOTE [RC_NOTE [LINES]]]: one TAP line
+# for one side of a run: ok "LABEL exits 0NOTE" when RC is 0 and FILE
+# matches the extended regex EXPECT ("" = any); else not_ok "LABEL (rc
+# RCRC_NOTE)" and FILE as comments, its last LINES lines (all without
+# LINES), and a failure.
+pair_side() {
+	if [ "$2" = 0 ] && { [ -z "$4" ] || grep -Eq "$4" "$3"; }; then
+		ok "$1 exits 0${5:-}"
+		return 0
+	fi
+	not_ok "$1 (rc $2${6:-})"
+	if [ -n "${7:-}" ]; then
+		sed 's/^/#   /' "$3" | tail -n "$7"
+	else
+		sed 's/^/#   /' "$3"
+	fi
+	return 1
+}
+
+# pair_sides LABEL OUT EXPECT [NOTE [RC_NOTE [LINES]]]: pair_side for the
+# server ("LABEL: server", OUTsrv) and the client of the last pair_run;
+# fails when one of them does.
+pair_sides() {
+	_ps_ret=0
+	pair_side "$1: server" "$pair_src" "${2}srv" "$3" "${4:-}" "${5:-}" \
+		"${6:-}" || _ps_ret=1
+	pair_side "$1: client" "$pair_crc" "${2}cli" "$3" "${4:-}" "${5:-}" \
+		"${6:-}" || _ps_ret=1
+	return $_ps_ret
+}
+
 # ---- two-sided runs with a wire check (test_interop.sh, test_netns.sh) -----
 # The calling test sets xwork (a scratch directory); the TAP lines are
 # ok and not_ok's (above).
 # shellcheck disable=SC2154 # xwork
 
-# xpair NAME SRV_NS CLI_NS WAIT EXPECT SRV_CMD... -- CLI_CMD...: starts the
-# server in namespace SRV_NS, waits for it (WAIT: tcp:PORT for a TCP
-# listener, cm:PORT for an RDMA CM listener), runs the client in CLI_NS;
-# each bounded by timeout.  One TAP line per side: it passed when it
-# exited 0 and its output matches the extended regex EXPECT ("" = any).
+# xpair NAME SRV_NS CLI_NS WAIT EXPECT SRV_CMD... -- CLI_CMD...: pair_run
+# (above) with its output in $xwork/run.srv and run.cli, each side
+# bounded by scaled 60.  One TAP line per side: it passed when it exited
+# 0 and its output matches the extended regex EXPECT ("" = any).
 # xpair_t0/xpair_t1: the time span of the run (date +%s.%N).
 xpair() {
 	_name=$1 _sns=$2 _cns=$3 _wait=$4 _expect=$5
 	shift 5
-	_srv_cmd=
-	while [ "$1" != -- ]; do _srv_cmd="$_srv_cmd $1"; shift; done
-	shift
-	_srv=$xwork/run.srv _cli=$xwork/run.cli
 	xpair_t0=$(date +%s.%N)
-	# shellcheck disable=SC2046,SC2086 # words on purpose
-	timeout -k 2 "$(scaled 60)" $(nsexec "$_sns") $_srv_cmd >"$_srv" 2>&1 &
-	_spid=$!
-	_up=0
-	case $_wait in
-	tcp:*) wait_listen_ns "$_sns" "${_wait#tcp:}" && _up=1 ;;
-	cm:*) wait_cm_listen "${_wait#cm:}" && _up=1 ;;
-	esac
-	if [ $_up = 0 ]; then
-		kill "$_spid" 2>/dev/null
-		wait "$_spid" 2>/dev/null
+	if ! pair_run "$_name" "$_sns" "$_cns" "$_wait" "$(scaled 60)" \
+		"$xwork/run." "$@"; then
 		not_ok "$_name: server listens ($_wait)"
-		sed 's/^/#   /' "$_srv" | tail -n 20
+		sed 's/^/#   /' "$xwork/run.srv" | tail -n 20
 		not_ok "$_name: client (not run)"
 		xpair_t1=$(date +%s.%N)
 		return 1
 	fi
-	# An RDMA CM listener shows in restrack a moment before it takes
-	# requests: a client turned away then (REJECT, "unreachable") while
-	# the server still waits gets two more tries, said as a comment.
-	_try=1
-	while :; do
-		# shellcheck disable=SC2046 # empty or three words
-		timeout -k 2 "$(scaled 60)" $(nsexec "$_cns") "$@" >"$_cli" 2>&1
-		_crc=$?
-		if [ $_crc = 0 ] || [ $_try -ge 3 ] || [ "${_wait#cm:}" = "$_wait" ] ||
-			! kill -0 "$_spid" 2>/dev/null ||
-			! grep -qi "reject\|unreachable\|refused" "$_cli"; then
-			break
-		fi
-		echo "# $_name: client try $_try turned away, again: $(grep -im1 "reject\|unreachable\|refused" "$_cli")"
-		_try=$((_try + 1))
-		sleep 1
-	done
-	wait "$_spid"
-	_src=$?
 	xpair_t1=$(date +%s.%N)
 	_secs=$(echo "$xpair_t0 $xpair_t1" | awk '{ printf "%.1f", $2 - $1 }')
-	_ret=0
-	for _side in server client; do
-		if [ $_side = server ]; then _rc=$_src _f=$_srv; else _rc=$_crc _f=$_cli; fi
-		if [ "$_rc" = 0 ] && { [ -z "$_expect" ] || grep -Eq "$_expect" "$_f"; }; then
-			ok "$_name: $_side exits 0 (${_secs}s)"
-		else
-			not_ok "$_name: $_side (rc $_rc, ${_secs}s)"
-			sed 's/^/#   /' "$_f" | tail -n 40
-			_ret=1
-		fi
-	done
-	return $_ret
+	pair_sides "$_name" "$xwork/run." "$_expect" " (${_secs}s)" \
+		", ${_secs}s" 40
 }
 
 # xwire_expect NAME FAMILY ADDR_A ADDR_B OPCODES...: records that the

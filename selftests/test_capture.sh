@@ -70,24 +70,18 @@ cap_stop() {
 # CDEV, both exit 0 after $iters iterations
 pingpong() {
 	port=$((port + 1))
-	timeout -k 2 60 ibv_rc_pingpong -d "$1" -g "$2" -p $port -n $iters \
-		-s 3000 -c >"$work/srv" 2>&1 &
-	_spid=$!
-	if ! wait_listen $port; then
-		kill "$_spid" 2>/dev/null
-		wait "$_spid" 2>/dev/null
+	if ! pair_run ibv_rc_pingpong "" "" tcp:$port 60 "$work/" \
+		ibv_rc_pingpong -d "$1" -g "$2" -p $port -n $iters -s 3000 -c -- \
+		ibv_rc_pingpong -d "$3" -g "$4" -p $port -n $iters -s 3000 -c \
+		127.0.0.1; then
 		echo "server did not listen"
 		cat "$work/srv"
 		return 1
 	fi
-	timeout -k 2 60 ibv_rc_pingpong -d "$3" -g "$4" -p $port -n $iters \
-		-s 3000 -c 127.0.0.1 >"$work/cli" 2>&1
-	_crc=$?
-	wait "$_spid"
-	_src=$?
 	cat "$work/srv" "$work/cli"
-	[ $_crc = 0 ] && [ $_src = 0 ] &&
-		grep -q "$iters iters" "$work/srv" && grep -q "$iters iters" "$work/cli"
+	[ "$pair_crc" = 0 ] && [ "$pair_src" = 0 ] &&
+		grep -q "$iters iters" "$work/srv" &&
+		grep -q "$iters iters" "$work/cli"
 }
 
 # verify PCAP MAC SRC DST MIN: every RoCEv2 packet in PCAP comes from MAC

@@ -20,26 +20,18 @@ trap 'rm -rf "$work"' EXIT
 # exit 0 and the client prints its results
 pingpong() {
 	port=$((port + 1))
-	timeout -k 2 "$(scaled 90)" fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
-		-B $port >"$work/srv" 2>&1 &
-	spid=$!
-	if ! wait_listen $port; then
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
+	if ! pair_run fi_pingpong "" "" tcp:$port "$(scaled 90)" "$work/" \
+		fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 -B $port -- \
+		fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 -P $port 127.0.0.1; then
 		not_ok "fi_pingpong -e $1: server listens"
 		sed 's/^/#   /' "$work/srv"
 		return
 	fi
-	timeout -k 2 "$(scaled 90)" fi_pingpong -p verbs -e "$1" -d "$dev" -I 200 \
-		-P $port 127.0.0.1 >"$work/cli" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "usec/xfer" "$work/cli"; then
+	if [ "$pair_crc" = 0 ] && [ "$pair_src" = 0 ] && grep -q "usec/xfer" "$work/cli"; then
 		ok "fi_pingpong -p verbs -e $1 on $dev, libfabric defaults"
 		grep -A1 "usec/xfer" "$work/cli" | tail -n 1 | sed 's/^/# /'
 	else
-		not_ok "fi_pingpong -p verbs -e $1 on $dev (client rc $crc, server rc $src)"
+		not_ok "fi_pingpong -p verbs -e $1 on $dev (client rc $pair_crc, server rc $pair_src)"
 		tail -n 12 "$work/cli" "$work/srv" | sed 's/^/#   /'
 	fi
 }

@@ -21,32 +21,16 @@ pingpong() {
 	tool=$1
 	shift
 	port=$((port + 1))
-	srv=$work/$tool.srv cli=$work/$tool.cli
-	timeout -k 2 60 "$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" \
-		>"$srv" 2>&1 &
-	spid=$!
-	if ! wait_listen $port; then
+	if ! pair_run "$tool" "" "" tcp:$port 60 "$work/$tool." \
+		"$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" -- \
+		"$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" 127.0.0.1; then
 		not_ok "$tool: server listens on $port"
-		sed 's/^/#   /' "$srv"
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
+		sed 's/^/#   /' "$work/$tool.srv"
 		not_ok "$tool: client (not run)"
 		return
 	fi
-	timeout -k 2 60 "$tool" -d "$dev" -g "$gidx" -p $port -n $iters "$@" \
-		127.0.0.1 >"$cli" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	for side in server client; do
-		if [ $side = server ]; then rc=$src f=$srv; else rc=$crc f=$cli; fi
-		if [ "$rc" = 0 ] && grep -q "$iters iters" "$f"; then
-			ok "$tool $*: $side exits 0 after $iters iterations"
-		else
-			not_ok "$tool $*: $side (rc $rc)"
-			sed 's/^/#   /' "$f"
-		fi
-	done
+	pair_sides "$tool $*" "$work/$tool." "$iters iters" \
+		" after $iters iterations"
 }
 
 echo "1..9"

@@ -30,26 +30,19 @@ perftest() {
 	shift
 	port=$((port + 1))
 	# shellcheck disable=SC2086	# "-P 0" or nothing
-	timeout -k 2 90 ucx_perftest $mpi_off -p $port "$@" >"$work/srv" 2>&1 &
-	spid=$!
-	if ! wait_listen $port; then
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
+	if ! pair_run ucx_perftest "" "" tcp:$port 90 "$work/" \
+		ucx_perftest $mpi_off -p $port "$@" -- \
+		ucx_perftest $mpi_off -p $port "$@" 127.0.0.1; then
 		not_ok "$desc: server listens"
 		sed 's/^/#   /' "$work/srv"
 		return
 	fi
-	# shellcheck disable=SC2086	# "-P 0" or nothing
-	timeout -k 2 90 ucx_perftest $mpi_off -p $port "$@" 127.0.0.1 >"$work/cli" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "Final:" "$work/cli" &&
+	if [ "$pair_crc" = 0 ] && [ "$pair_src" = 0 ] && grep -q "Final:" "$work/cli" &&
 		! grep -qi "error" "$work/cli" "$work/srv"; then
 		ok "$desc"
 		grep "Final:" "$work/cli" | sed 's/^/# /'
 	else
-		not_ok "$desc (client rc $crc, server rc $src)"
+		not_ok "$desc (client rc $pair_crc, server rc $pair_src)"
 		tail -n 15 "$work/cli" "$work/srv" | sed 's/^/#   /'
 	fi
 }

@@ -18,16 +18,6 @@ port=18700
 . "$(dirname "$0")/lib.sh"
 iters=5
 
-# side NAME RC FILE REGEX: one TAP line
-side() {
-	if [ "$2" = 0 ] && grep -Eq "$4" "$3"; then
-		ok "$1 exits 0"
-	else
-		not_ok "$1 (rc $2)"
-		sed 's/^/#   /' "$3" | tail -n 20
-	fi
-}
-
 echo "1..6"
 gidx=$(ipv4_gid_index "$dev")
 ip=$(ibdev_ipv4 "$dev")
@@ -57,9 +47,13 @@ if wait_listen $port; then
 	c2=$?
 	wait "$spid"
 	s=$?
-	side "ibv_xsrq_pingpong -c 2: server" $s "$xwork/srv" '^success'
-	side "ibv_xsrq_pingpong: client 1" $c1 "$xwork/cli1" '^success'
-	side "ibv_xsrq_pingpong: client 2" $c2 "$xwork/cli2" '^success'
+	# one TAP line each, a failure's last 20 lines (lib.sh)
+	pair_side "ibv_xsrq_pingpong -c 2: server" $s "$xwork/srv" '^success' \
+		"" "" 20
+	pair_side "ibv_xsrq_pingpong: client 1" $c1 "$xwork/cli1" '^success' \
+		"" "" 20
+	pair_side "ibv_xsrq_pingpong: client 2" $c2 "$xwork/cli2" '^success' \
+		"" "" 20
 else
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null

@@ -123,33 +123,20 @@ for b in "${builds[@]}"; do
 
 	# tool ARGS...: server and client on $dev, as test_pingpong.sh
 	pingpong() {
-		local tool=$1 srv=$xwork/srv cli=$xwork/cli spid crc src side rc f
+		local tool=$1
 		shift
 		port=$((port + 1))
-		timeout -k 2 "$(scaled 60)" "${run[@]}" "$b/bin/$tool" -d "$dev" \
-			-g "$gidx" -p $port -n 5 "$@" >"$srv" 2>&1 &
-		spid=$!
-		if ! wait_listen $port; then
-			kill "$spid" 2>/dev/null
-			wait "$spid" 2>/dev/null
+		if ! pair_run "$tool" "" "" tcp:$port "$(scaled 60)" "$xwork/" \
+			"${run[@]}" "$b/bin/$tool" -d "$dev" -g "$gidx" -p $port \
+			-n 5 "$@" -- \
+			"${run[@]}" "$b/bin/$tool" -d "$dev" -g "$gidx" -p $port \
+			-n 5 "$@" 127.0.0.1; then
 			not_ok "$tag: $tool $*: server listens on $port"
-			sed 's/^/#   /' "$srv"
+			sed 's/^/#   /' "$xwork/srv"
 			return
 		fi
-		timeout -k 2 "$(scaled 60)" "${run[@]}" "$b/bin/$tool" -d "$dev" \
-			-g "$gidx" -p $port -n 5 "$@" 127.0.0.1 >"$cli" 2>&1
-		crc=$?
-		wait "$spid"
-		src=$?
-		for side in server client; do
-			if [ $side = server ]; then rc=$src f=$srv; else rc=$crc f=$cli; fi
-			if [ "$rc" = 0 ] && grep -q "5 iters" "$f"; then
-				ok "$tag: $tool $* on $dev: $side exits 0 after 5 iterations"
-			else
-				not_ok "$tag: $tool $* on $dev: $side (rc $rc)"
-				sed 's/^/#   /' "$f"
-			fi
-		done
+		pair_sides "$tag: $tool $* on $dev" "$xwork/" "5 iters" \
+			" after 5 iterations"
 	}
 	if [ -n "$gidx" ]; then
 		pingpong ibv_rc_pingpong -s 4096 -c

@@ -71,8 +71,7 @@ static double pingpong(int rank, unsigned char *buf, size_t size,
 }
 
 /* streaming: windows of WINDOW sends from rank 0, each window acked */
-static double stream(int rank, unsigned char *buf, size_t size,
-		     unsigned int iters)
+static double stream(int rank, size_t size, unsigned int iters)
 {
 	unsigned int windows = (iters + WINDOW - 1) / WINDOW;
 	unsigned int warm = windows / 10, w, j;
@@ -112,7 +111,6 @@ static double stream(int rank, unsigned char *buf, size_t size,
 		}
 	}
 	free(bufs);
-	(void)buf;
 	return (double)size * WINDOW * windows /
 	       ((MPI_Wtime() - t0) * 1e6);
 }
@@ -143,7 +141,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "lat"))
 		v = pingpong(rank, buf, size, iters);
 	else
-		v = stream(rank, buf, size, iters);
+		v = stream(rank, size, iters);
 	if (rank == 0)
 		printf("%s %zu %u %.2f\n", argv[1], size, iters, v);
 	free(buf);

@@ -235,15 +235,22 @@ void rxe2_sge_from_ib(struct rxe2_sge *sge, const struct ib_sge *sg_list,
  * The payload of a one-copy loopback request (rxe2_tx_direct()): ranges
  * of the sender's MRs, each MR referenced until rxe2_src_put(), read in
  * order by the receiver's placement while the sender waits.  Not a
- * packet's worth of SGEs in more pieces than this: copied instead.
+ * packet's worth of SGEs in more pieces than this: copied instead.  A
+ * range of an ODP MR is faulted in first and read from its pages, each
+ * referenced (rxe2_odp_hold()): at most a packet (4096 bytes) at any
+ * page offset, two pages.
  */
-#define RXE2_SRC_PIECES	4
+#define RXE2_SRC_PIECES		4
+#define RXE2_SRC_ODP_PAGES	2
 
 struct rxe2_src {
 	struct {
 		struct rxe2_mr *mr;
 		u64 iova;
 		u32 len;
+		u8 npages;		/* ODP: pages[] hold the range */
+		u16 page_off;		/* where it starts in pages[0] */
+		struct page *pages[RXE2_SRC_ODP_PAGES];
 	} piece[RXE2_SRC_PIECES];
 	unsigned int num;
 	unsigned int idx;	/* reading piece[idx] at off */

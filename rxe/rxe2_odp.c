@@ -273,28 +273,67 @@ out:
 	return child;
 }
 
-/* one umem's part: map (faulting if needed), touch, unlock */
-static int rxe2_odp_access_umem(struct ib_umem_odp *odp, u64 va, u32 len,
-				bool write, rxe2_page_fn fn, void *arg)
-{
-	int faulted;
+/*
+ * What rxe2_odp_walk() does with each page of the range while the umem
+ * mutex keeps it mapped: hand fn (if any) each piece of a page, kmapped,
+ * or take a reference on the page into hold[] (rxe2_odp_hold()).
+ */
+struct rxe2_odp_visit {
+	bool write;
+	bool no_fault;		/* prefetch: map what is present, never fault */
+	rxe2_page_fn fn;
+	void *arg;
+	struct page **hold;
+	unsigned int held;
+	unsigned int max;
+};
 
-	faulted = rxe2_odp_map_lock(odp, va, len, write, false);
+/* the page of va, which the caller holds mapped under the umem mutex */
+static struct page *rxe2_odp_page(struct ib_umem_odp *odp, u64 va)
+{
+	unsigned long idx = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
+
+	return hmm_pfn_to_page(rxe2_odp_pfns(odp)[idx]);
+}
+
+/* one page's piece: 0, or -E2BIG when hold[] is full */
+static int rxe2_odp_visit_page(struct ib_umem_odp *odp, u64 va, u32 n,
+			       struct rxe2_odp_visit *v)
+{
+	struct page *page = rxe2_odp_page(odp, va);
+	void *kva;
+
+	if (v->hold) {
+		if (v->held == v->max)
+			return -E2BIG;
+		get_page(page);
+		v->hold[v->held++] = page;
+		return 0;
+	}
+	kva = kmap_local_page(page);
+	v->fn(kva + (va & ~PAGE_MASK), n, v->arg);
+	kunmap_local(kva);
+	return 0;
+}
+
+/* one umem's part: map (faulting unless no_fault), visit, unlock */
+static int rxe2_odp_visit_umem(struct ib_umem_odp *odp, u64 va, u32 len,
+			       struct rxe2_odp_visit *v)
+{
+	int faulted, ret = 0;
+
+	faulted = rxe2_odp_map_lock(odp, va, len, v->write, v->no_fault);
 	if (faulted < 0)
 		return faulted;
-	while (fn && len) {
-		unsigned long idx = (va - ib_umem_start(odp)) >> PAGE_SHIFT;
-		u32 poff = va & ~PAGE_MASK;
-		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-		void *kva = kmap_local_page(hmm_pfn_to_page(rxe2_odp_pfns(odp)[idx]));
+	while ((v->fn || v->hold) && len && !ret) {
+		u32 n = min_t(u32, len, PAGE_SIZE - (va & ~PAGE_MASK));
 
-		fn(kva + poff, n, arg);
-		kunmap_local(kva);
+		ret = rxe2_odp_visit_page(odp, va, n, v);
 		va += n;
 		len -= n;
 	}
 	mutex_unlock(&odp->umem_mutex);
-	return faulted;
+	return ret ?: faulted;
 }
 
 static void rxe2_odp_count_fault(struct rxe2_mr *mr, u64 iova, u64 len,
@@ -315,27 +354,19 @@ static void rxe2_odp_count_fault(struct rxe2_mr *mr, u64 iova, u64 len,
 
 /*
  * Walk [iova, iova + len) of an ODP MR (checked against the MR by the
- * caller) one umem at a time; fn (may be NULL: only map) sees each piece
- * of a page with the umem mutex held.  Returns the pages faulted in or
- * -EFAULT.
+ * caller) one umem at a time, visiting its pages as v says.  Returns
+ * the pages faulted in, -EFAULT, or -E2BIG (v->hold full).
  */
-static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
-			 bool no_fault, rxe2_page_fn fn, void *arg)
+static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len,
+			 struct rxe2_odp_visit *v)
 {
 	long total = 0;
 	int ret = 0, srcu;
 
 	if (mr->odp == RXE2_ODP_EXPLICIT) {
-		struct ib_umem_odp *odp = rxe2_odp_umem(mr);
 		u64 va = iova - mr->iova + mr->umem->address;
 
-		if (no_fault) {
-			ret = rxe2_odp_map_lock(odp, va, len, write, true);
-			if (ret >= 0)
-				mutex_unlock(&odp->umem_mutex);
-			return ret;
-		}
-		return rxe2_odp_access_umem(odp, va, len, write, fn, arg);
+		return rxe2_odp_visit_umem(rxe2_odp_umem(mr), va, len, v);
 	}
 	/* implicit: iova is the user address */
 	srcu = srcu_read_lock(&rxe2_odp_srcu);
@@ -349,14 +380,7 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 			ret = -EFAULT;
 			break;
 		}
-		if (no_fault) {
-			ret = rxe2_odp_map_lock(child, iova, n, write, true);
-			if (ret >= 0)
-				mutex_unlock(&child->umem_mutex);
-		} else {
-			ret = rxe2_odp_access_umem(child, iova, n, write, fn,
-						   arg);
-		}
+		ret = rxe2_odp_visit_umem(child, iova, n, v);
 		if (ret < 0)
 			break;
 		total += ret;
@@ -370,13 +394,41 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg)
 {
+	struct rxe2_odp_visit v = { .write = write, .fn = fn, .arg = arg };
 	int ret;
 
 	if (!len)
 		return 0;
-	ret = rxe2_odp_walk(mr, iova, len, write, false, fn, arg);
+	ret = rxe2_odp_walk(mr, iova, len, &v);
 	rxe2_odp_count_fault(mr, iova, len, ret);
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * rxe2_odp_hold() - fault [iova, iova + len) of an ODP MR in for reading
+ * and take a reference on each of its pages, in order, into pages[max]:
+ * the source of a one-copy request (rxe2_src_get()), which its receiver
+ * then reads with its own ODP MR's mutex held, where faulting the source
+ * could wait for that mutex (one mm: the invalidation it starts).  A page
+ * invalidated after this stays readable until put_page(); its data is
+ * the range's as of now, as an HCA's read would be.  Returns the pages
+ * held, or -EFAULT, or -E2BIG (more than max): nothing is held then.
+ */
+int rxe2_odp_hold(struct rxe2_mr *mr, u64 iova, u32 len,
+		  struct page **pages, unsigned int max)
+{
+	struct rxe2_odp_visit v = { .hold = pages, .max = max };
+	int ret;
+
+	ret = rxe2_odp_walk(mr, iova, len, &v);
+	if (ret != -E2BIG)
+		rxe2_odp_count_fault(mr, iova, len, ret);
+	if (ret < 0) {
+		while (v.held)
+			put_page(pages[--v.held]);
+		return ret;
+	}
+	return v.held;
 }
 
 /*
@@ -633,12 +685,12 @@ struct rxe2_prefetch {
 static int rxe2_prefetch_one(struct rxe2_mr *mr, u64 addr, u32 length,
 			     bool write, bool no_fault)
 {
+	struct rxe2_odp_visit v = { .write = write, .no_fault = no_fault };
 	struct rxe2_dev *rdev = to_rdev(mr->ibmr.device);
 	int ret = 0;
 
 	if (length)
-		ret = rxe2_odp_walk(mr, addr, length, write, no_fault, NULL,
-				    NULL);
+		ret = rxe2_odp_walk(mr, addr, length, &v);
 	if (ret < 0) {
 		rxe2_dp_count(rdev, RXE2_DPC_ODP_FAILED_RESOLUTIONS);
 		return ret;

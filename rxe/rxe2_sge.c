@@ -117,26 +117,46 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 			     hold, nhold, seq, rxe2_sge_copy_one, &b);
 }
 
+/* the user address of iova in an ODP MR: its page offset is the data's */
+static u64 rxe2_src_odp_va(const struct rxe2_mr *mr, u64 iova)
+{
+	if (mr->odp == RXE2_ODP_EXPLICIT)
+		return iova - mr->iova + mr->umem->address;
+	return iova;		/* implicit: iova is the address */
+}
+
 /*
  * A source's MR must be readable with the sender waiting and the target
- * mapped: pinned, shared or kernel memory.  An ODP MR may have to fault
- * (and the target's ODP MR may hold its invalidation lock meanwhile); a
- * PA MR checks every page as it goes.  Those take the copying path.
+ * mapped: pinned, shared or kernel memory read in place, or ODP memory
+ * faulted in now, before the receiver takes its own ODP MR's mutex, and
+ * read from the pages it held then.  A PA MR checks every page as it
+ * goes: it takes the copying path, as an ODP range that cannot be held.
  */
 static int rxe2_src_add(struct rxe2_mr *mr, u64 iova, u32 len, void *arg)
 {
 	struct rxe2_src *src = arg;
+	int held = 0;
 
-	if (mr->odp || mr->type == RXE2_MR_PA ||
-	    src->num == ARRAY_SIZE(src->piece)) {
-		rxe2_mr_put(mr);
-		return -E2BIG;
+	if (mr->type == RXE2_MR_PA || src->num == ARRAY_SIZE(src->piece))
+		goto copy;
+	if (mr->odp) {
+		held = rxe2_odp_hold(mr, iova, len,
+				     src->piece[src->num].pages,
+				     RXE2_SRC_ODP_PAGES);
+		if (held < 0)
+			goto copy;
+		src->piece[src->num].page_off =
+			rxe2_src_odp_va(mr, iova) & ~PAGE_MASK;
 	}
 	src->piece[src->num].mr = mr;
 	src->piece[src->num].iova = iova;
 	src->piece[src->num].len = len;
+	src->piece[src->num].npages = held;
 	src->num++;
 	return 0;
+copy:
+	rxe2_mr_put(mr);
+	return -E2BIG;
 }
 
 /*
@@ -165,8 +185,36 @@ int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 
 void rxe2_src_put(struct rxe2_src *src)
 {
-	while (src->num)
-		rxe2_mr_put(src->piece[--src->num].mr);
+	while (src->num) {
+		src->num--;
+		while (src->piece[src->num].npages)
+			put_page(src->piece[src->num].pages
+					[--src->piece[src->num].npages]);
+		rxe2_mr_put(src->piece[src->num].mr);
+	}
+}
+
+/* n bytes at off of piece i of the source into buf: 0 or an errno */
+static int rxe2_src_piece_read(struct rxe2_src *src, unsigned int i, u32 off,
+			       void *buf, u32 n)
+{
+	u32 pos = src->piece[i].page_off + off;
+
+	if (!src->piece[i].npages)
+		return rxe2_mr_copy(src->piece[i].mr, src->piece[i].iova + off,
+				    buf, n, false);
+	while (n) {
+		u32 k = min_t(u32, n, PAGE_SIZE - (pos & ~PAGE_MASK));
+
+		if ((pos >> PAGE_SHIFT) >= src->piece[i].npages)
+			return -EFAULT;
+		memcpy_from_page(buf, src->piece[i].pages[pos >> PAGE_SHIFT],
+				 pos & ~PAGE_MASK, k);
+		buf += k;
+		pos += k;
+		n -= k;
+	}
+	return 0;
 }
 
 /*
@@ -185,9 +233,7 @@ void rxe2_src_read(struct rxe2_src *src, void *buf, u32 len)
 			return;
 		}
 		n = min(len, src->piece[src->idx].len - src->off);
-		if (rxe2_mr_copy(src->piece[src->idx].mr,
-				 src->piece[src->idx].iova + src->off, buf, n,
-				 false)) {
+		if (rxe2_src_piece_read(src, src->idx, src->off, buf, n)) {
 			memset(buf, 0, n);
 			src->err = true;
 		}

@@ -616,6 +616,8 @@ void rxe2_mr_free(struct rxe2_dev *rdev, struct rxe2_mr *mr);
  */
 int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg);
+int rxe2_odp_hold(struct rxe2_mr *mr, u64 iova, u32 len,
+		  struct page **pages, unsigned int max);
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
 /*
  * The walks over an MR's pages for their NUMA nodes (rxe2_mr_resident_nodes()

@@ -20,8 +20,10 @@
  *    packet, as with a copy;
  *  - a WRITE to an rkey without remote write: REM_ACCESS_ERR, the
  *    target untouched;
- *  - an ODP source: copied (no packet in place); an ODP target from a
- *    pinned source: in place;
+ *  - an ODP source, faulted in by the sender first: in place, also into
+ *    an ODP target of the same mm, after MADV_DONTNEED invalidated it,
+ *    and with every packet across a page boundary; an ODP target from
+ *    a pinned source: in place;
  *  - a UC WRITE of 4 KiB: 4 packets in place;
  *  - a 4 KiB WRITE while fault_tx_drop loses every packet: none placed,
  *    all counted as dropped, the WRITE completes once resent;
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -287,10 +290,22 @@ static void write_odp(void)
 	obbuf = dp_alloc(8192);
 	oa = dp_reg(dev.pd, oabuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
 	ob = dp_reg(dev.pd, obbuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	/* the source's pages faulted in by the sender, then read in place */
 	write_case(&a, "8 KiB WRITE from an ODP MR", oabuf, oa->lkey, bbuf,
-		   bmr->rkey, 8191, 61, 0);
+		   bmr->rkey, 8191, 61, 8);
 	write_case(&a, "8 KiB WRITE to an ODP MR", abuf, amr->lkey, obbuf,
 		   ob->rkey, 8191, 62, 8);
+	/* both ODP, one mm: the receiver holds its MR's mutex meanwhile */
+	write_case(&a, "8 KiB WRITE from an ODP MR to an ODP MR", oabuf,
+		   oa->lkey, obbuf, ob->rkey, 8191, 63, 8);
+	/* invalidated: faulted in again, the new pages' bytes */
+	tap_ret(madvise(oabuf, 8192, MADV_DONTNEED), 0,
+		"MADV_DONTNEED on the ODP source");
+	write_case(&a, "8 KiB WRITE from an invalidated ODP MR", oabuf,
+		   oa->lkey, bbuf, bmr->rkey, 8191, 64, 8);
+	/* packets across page boundaries: two pages a piece */
+	write_case(&a, "8000-byte WRITE from an ODP MR at offset 1", oabuf + 1,
+		   oa->lkey, obbuf, ob->rkey, 8000, 65, 8);
 	ibv_dereg_mr(oa);
 	ibv_dereg_mr(ob);
 	free(oabuf);

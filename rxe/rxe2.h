@@ -353,18 +353,6 @@ void rxe2_gids_forget(struct rxe2_dev *rdev);
 struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 				 const struct in6_addr *addr);
 
-/* rxe2_tap.c: the taps' copies of loopback packets */
-struct rxe2_qp;
-struct rxe2_av;
-struct rxe2_src;
-void rxe2_tap_init(struct rxe2_dev *rdev);
-void rxe2_tap_fini(struct rxe2_dev *rdev);
-void rxe2_tap_copy(struct rxe2_dev *rdev, struct rxe2_qp *to,
-		   const struct rxe2_av *av, struct sk_buff *skb);
-bool rxe2_tap_call(struct rxe2_dev *rdev, struct rxe2_qp *to,
-		   const struct rxe2_av *av, u16 sport, const void *hdr,
-		   u32 len, struct rxe2_src *src, u32 paylen);
-
 /* rxe2_fault.c: fault injection, the device's fault_tx_drop and fault */
 extern struct device_attribute dev_attr_fault_tx_drop;
 extern struct device_attribute dev_attr_fault;

@@ -31,6 +31,7 @@
 #include <linux/sched/clock.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
 
 #define RXE2_CWND_MIN	RXE2_ACK_EVERY	/* a window asks for an ACK */
 #define RXE2_RTO_MAX_MS	4000

@@ -13,6 +13,9 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
+#include "rxe2_sge.h"
 #include "rxe2_trace.h"
 
 static u32 rxe2_wc_opcode(u32 op)

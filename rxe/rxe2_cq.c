@@ -14,7 +14,7 @@
  */
 #include <rdma/uverbs_ioctl.h>
 
-#include "rxe2_dp.h"
+#include "rxe2_verbs.h"
 
 /* the longest moderation period (us), as on mlx5 */
 #define RXE2_CQ_MAX_MODER_PERIOD 4095

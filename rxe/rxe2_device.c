@@ -12,6 +12,7 @@
 
 #include "rxe2.h"
 #include "rxe2_verbs.h"
+#include "rxe2_wire.h"
 
 /*
  * Identity.  The vendor id is an OUI in the IEEE "locally administered"

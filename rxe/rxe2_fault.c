@@ -54,7 +54,8 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 
-#include "rxe2_dp.h"
+#include "rxe2_hdr.h"
+#include "rxe2_verbs.h"
 
 #define RXE2_FAULT_MAX_DELAY_MS		1000
 #define RXE2_FAULT_REORDER_MS		10

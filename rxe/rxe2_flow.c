@@ -45,6 +45,7 @@
 
 #include "rxe2_dp.h"
 #include "rxe2_flow.h"
+#include "rxe2_wire.h"
 
 /* flows a device may have at once */
 #define RXE2_MAX_FLOWS	4096

@@ -13,7 +13,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
-#include "rxe2_dp.h"
+#include "rxe2_wire.h"
 
 /* the CRC before its inversion: rxe2_icrc() and rxe2_icrc_rxe_flush() */
 static u32 rxe2_icrc_crc(struct sk_buff *skb, bool ipv6, unsigned int bth_off,

@@ -25,6 +25,7 @@
  */
 #include "rxe2_dp.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 /* work was queued for @to by the runner of @from: run it or leave it */
 static void rxe2_qp_deliver_run(struct rxe2_qp *from, struct rxe2_qp *to)

@@ -24,6 +24,7 @@
 #include <rdma/ib_addr.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_wire.h"
 
 #define RXE2_MCG_HASH_BITS 6
 

@@ -45,6 +45,7 @@
 #include <net/netns/hash.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_wire.h"
 
 #define RXE2_GID_HASH_BITS	8
 

@@ -17,6 +17,7 @@
  * which only kicks the QP.
  */
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
 
 /* how far an idle QP may fall behind its schedule and then catch up */
 #define RXE2_PACE_SLACK_NS	(1000 * NSEC_PER_USEC)

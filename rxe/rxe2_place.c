@@ -25,6 +25,7 @@
  * error.
  */
 #include "rxe2_dp.h"
+#include "rxe2_responder.h"
 
 struct rxe2_aw_arg {
 	u64 val;

@@ -10,7 +10,11 @@
 #include <rdma/ib_cache.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
+#include "rxe2_sge.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 #define RXE2_MAX_TIMEOUT	31
 #define RXE2_MAX_RETRY		7

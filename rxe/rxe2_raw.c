@@ -34,6 +34,10 @@
 #include <net/ip6_checksum.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
+#include "rxe2_sge.h"
+#include "rxe2_wire.h"
 
 #define RXE2_WC_IP_CSUM_OK	(1 << 2)	/* IBV_WC_IP_CSUM_OK */
 

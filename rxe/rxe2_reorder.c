@@ -38,6 +38,8 @@
 #include <linux/skbuff.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
 
 /* kept per direction, at most: a whole window (the rx backlog is more) */
 #define RXE2_REORDER_MAX	RXE2_MAX_INFLIGHT

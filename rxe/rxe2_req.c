@@ -12,7 +12,10 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_sge.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 #define RXE2_MAX_MSG_SZ		0x80000000u
 

@@ -17,7 +17,10 @@
 #include <rdma/ib_umem.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_responder.h"
+#include "rxe2_sge.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 /* ibv_wc_flags values, which the CQE carries */
 #define RXE2_WC_GRH		(1 << 0)

@@ -16,7 +16,10 @@
 #include <linux/udp.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 #define B	sizeof(struct rxe2_bth)
 #define DETH	sizeof(struct rxe2_deth)

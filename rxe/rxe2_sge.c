@@ -11,6 +11,7 @@
  * SGEs here too (rxe2_sge_from_ib()), as a process writes its own.
  */
 #include "rxe2_dp.h"
+#include "rxe2_sge.h"
 
 /* a kernel WR's SGEs into its WQE; the caller checked num against max */
 void rxe2_sge_from_ib(struct rxe2_sge *sge, const struct ib_sge *sg_list,

@@ -35,6 +35,8 @@
 #include <linux/vmalloc.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_sge.h"
+#include "rxe2_wire.h"
 
 #define RXE2_TAP_BYTES		(256 * 1024)	/* a power of two */
 #define RXE2_TAP_KICK		(RXE2_TAP_BYTES / 4)

@@ -17,6 +17,9 @@
  * receiving QP inline, one level deep: see rxe2_loop.c.
  */
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
+#include "rxe2_wire.h"
 
 static struct workqueue_struct *rxe2_wq;
 

@@ -57,6 +57,8 @@
 #include <linux/overflow.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_requester.h"
+#include "rxe2_responder.h"
 
 #define RXE2_TM_MAX_RNDV_HDR	64
 

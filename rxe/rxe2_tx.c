@@ -20,7 +20,9 @@
 #include <rdma/ib_addr.h>
 
 #include "rxe2_dp.h"
+#include "rxe2_sge.h"
 #include "rxe2_trace.h"
+#include "rxe2_wire.h"
 
 /*
  * Room for the IP and UDP headers and the netdev's link-layer header

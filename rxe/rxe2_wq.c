@@ -19,7 +19,8 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 
-#include "rxe2_dp.h"
+#include "rxe2_responder.h"
+#include "rxe2_verbs.h"
 
 /* ------------------------------------------------------------------ */
 /* WQs                                                                 */

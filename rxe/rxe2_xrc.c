@@ -19,6 +19,7 @@
  * state_lock; the SRQ reference keeps destroy_srq waiting, never long.
  */
 #include "rxe2_dp.h"
+#include "rxe2_responder.h"
 
 /* the PD of an XRC target between requests: nothing is in it */
 struct ib_pd rxe2_xrc_no_pd;

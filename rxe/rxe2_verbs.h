@@ -924,7 +924,6 @@ struct rxe2_qp_dp {
 	u32 sq_inl_idx;
 	u32 sq_inl_len;
 	u8 sq_inl_data[RXE2_INLINE_RECV_MAX];
-	u32 rcv_psn;			/* PSN of the SEND's first packet */
 	/* the MR objects of the message in progress (rxe2_mr_hold) */
 	struct rxe2_mr_hold rcv_hold[RXE2_RECV_MRS];	/* SEND */
 	struct rxe2_mr_hold wr_hold;			/* WRITE */
@@ -963,7 +962,6 @@ struct rxe2_qp_dp {
 		u64 orig;
 	} atomic_res[RXE2_ATOMIC_REPLAY];
 	u32 atomic_next;		/* slot of the next result */
-	u8 atomic_syn;
 
 	/* loopback delivery (rxe2_loop.c) */
 	refcount_t users;		/* 1 + deliveries holding the QP */

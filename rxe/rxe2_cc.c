@@ -44,26 +44,26 @@ void rxe2_cc_init(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	dp->cwnd = RXE2_MAX_INFLIGHT;
-	dp->ssthresh = RXE2_MAX_INFLIGHT;
-	dp->cwnd_acc = 0;
-	dp->recovering = false;
-	dp->peer_keeps = false;
-	dp->gap_only = false;
-	dp->gap_watch = false;
-	dp->gap_drops = 0;
-	dp->nak_rewind = false;
-	dp->rtt_on = false;
-	dp->srtt_us = 0;
-	dp->rttvar_us = 0;
-	dp->rto_backoff = 0;
+	dp->cc.cwnd = RXE2_MAX_INFLIGHT;
+	dp->cc.ssthresh = RXE2_MAX_INFLIGHT;
+	dp->cc.cwnd_acc = 0;
+	dp->cc.recovering = false;
+	dp->cc.peer_keeps = false;
+	dp->cc.gap_only = false;
+	dp->cc.gap_watch = false;
+	dp->cc.gap_drops = 0;
+	dp->cc.nak_rewind = false;
+	dp->cc.rtt_on = false;
+	dp->cc.srtt_us = 0;
+	dp->cc.rttvar_us = 0;
+	dp->cc.rto_backoff = 0;
 }
 
 /* the requester may send another packet: fewer than cwnd unacknowledged */
 bool rxe2_cc_may_send(struct rxe2_qp *qp)
 {
-	return rxe2_psn_diff(qp->dp.req_psn, qp->dp.comp_psn) <
-	       (int)qp->dp.cwnd;
+	return rxe2_psn_diff(qp->dp.req.psn, qp->dp.comp.psn) <
+	       (int)qp->dp.cc.cwnd;
 }
 
 /*
@@ -83,8 +83,8 @@ void rxe2_cc_peer_keeps(struct rxe2_qp *qp)
 	 * cover no more than was resent.  After a timeout or a probe, an
 	 * ACK that was merely late passes over as much with any responder.
 	 */
-	if (qp->dp.nak_rewind)
-		qp->dp.peer_keeps = true;
+	if (qp->dp.cc.nak_rewind)
+		qp->dp.cc.peer_keeps = true;
 }
 
 /*
@@ -97,17 +97,17 @@ void rxe2_cc_probe_rewind(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (dp->peer_keeps) {
-		dp->gap_only = true;
-		dp->gap_psn = psn;
+	if (dp->cc.peer_keeps) {
+		dp->cc.gap_only = true;
+		dp->cc.gap_psn = psn;
 	}
-	dp->nak_rewind = false;
+	dp->cc.nak_rewind = false;
 }
 
 /* the packet at psn goes out: whether it is a gap's, alone */
 bool rxe2_cc_gap_only(struct rxe2_qp *qp, u32 psn)
 {
-	return qp->dp.gap_only && psn == qp->dp.gap_psn;
+	return qp->dp.cc.gap_only && psn == qp->dp.cc.gap_psn;
 }
 
 /*
@@ -126,10 +126,10 @@ void rxe2_cc_gap_closed(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	dp->gap_only = false;
-	dp->gap_watch = true;
-	dp->gap_next = dp->req_psn;
-	rxe2_req_skip(qp, dp->sent_psn);
+	dp->cc.gap_only = false;
+	dp->cc.gap_watch = true;
+	dp->cc.gap_next = dp->req.psn;
+	rxe2_req_skip(qp, dp->req.sent_psn);
 }
 
 /*
@@ -141,7 +141,7 @@ void rxe2_cc_gap_passed(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (dp->gap_only && rxe2_psn_diff(dp->req_psn, dp->gap_psn) > 0)
+	if (dp->cc.gap_only && rxe2_psn_diff(dp->req.psn, dp->cc.gap_psn) > 0)
 		rxe2_cc_gap_closed(qp);
 }
 
@@ -151,71 +151,72 @@ void rxe2_cc_sent(struct rxe2_qp *qp, u32 psn)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	/* Karn: a resent packet's ACK may answer its first sending */
-	if (dp->rtt_on || rxe2_psn_diff(psn, dp->sent_psn) < 0)
+	if (dp->cc.rtt_on || rxe2_psn_diff(psn, dp->req.sent_psn) < 0)
 		return;
-	dp->rtt_on = true;
-	dp->rtt_psn = psn;
+	dp->cc.rtt_on = true;
+	dp->cc.rtt_psn = psn;
 	/*
 	 * Not ktime_get(): under emulation the guest's clocksource (HPET)
 	 * is a device register, and reading it twice per sample cost a
 	 * loopback 64-byte SEND 7 % of its rate.  The CPU's clock may be a
 	 * little off across CPUs; a sample is clamped and smoothed.
 	 */
-	dp->rtt_start = local_clock();
+	dp->cc.rtt_start = local_clock();
 }
 
 /* RFC 6298: srtt and rttvar in microseconds */
 static void rxe2_cc_sample(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	s64 us = div_s64((s64)(local_clock() - dp->rtt_start),
+	s64 us = div_s64((s64)(local_clock() - dp->cc.rtt_start),
 			 NSEC_PER_USEC);
 	u32 r = clamp_t(s64, us, 1, RXE2_RTO_MAX_MS * USEC_PER_MSEC);
 	u32 err;
 
-	dp->rtt_on = false;
-	if (!dp->srtt_us) {
-		dp->srtt_us = r;
-		dp->rttvar_us = r / 2;
+	dp->cc.rtt_on = false;
+	if (!dp->cc.srtt_us) {
+		dp->cc.srtt_us = r;
+		dp->cc.rttvar_us = r / 2;
 		return;
 	}
-	err = r > dp->srtt_us ? r - dp->srtt_us : dp->srtt_us - r;
-	dp->rttvar_us = dp->rttvar_us - dp->rttvar_us / 4 + err / 4;
-	dp->srtt_us = dp->srtt_us - dp->srtt_us / 8 + r / 8;
+	err = r > dp->cc.srtt_us ? r - dp->cc.srtt_us : dp->cc.srtt_us - r;
+	dp->cc.rttvar_us = dp->cc.rttvar_us - dp->cc.rttvar_us / 4 + err / 4;
+	dp->cc.srtt_us = dp->cc.srtt_us - dp->cc.srtt_us / 8 + r / 8;
 }
 
-/* n more PSNs acknowledged (comp_psn moved past them) */
+/* n more PSNs acknowledged (comp.psn moved past them) */
 void rxe2_cc_acked(struct rxe2_qp *qp, u32 n)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	dp->rto_backoff = 0;
-	if (dp->gap_watch && rxe2_psn_diff(dp->comp_psn, dp->gap_next) > 0)
-		dp->gap_watch = false;
-	if (dp->recovering &&
-	    rxe2_psn_diff(dp->comp_psn, dp->recover_psn) >= 0) {
-		dp->recovering = false;
-		dp->nak_rewind = false;
+	dp->cc.rto_backoff = 0;
+	if (dp->cc.gap_watch &&
+	    rxe2_psn_diff(dp->comp.psn, dp->cc.gap_next) > 0)
+		dp->cc.gap_watch = false;
+	if (dp->cc.recovering &&
+	    rxe2_psn_diff(dp->comp.psn, dp->cc.recover_psn) >= 0) {
+		dp->cc.recovering = false;
+		dp->cc.nak_rewind = false;
 	}
-	if (dp->rtt_on && rxe2_psn_diff(dp->comp_psn, dp->rtt_psn) > 0)
+	if (dp->cc.rtt_on && rxe2_psn_diff(dp->comp.psn, dp->cc.rtt_psn) > 0)
 		rxe2_cc_sample(qp);
-	if (dp->cwnd >= RXE2_MAX_INFLIGHT)
+	if (dp->cc.cwnd >= RXE2_MAX_INFLIGHT)
 		return;
-	if (dp->cwnd < dp->ssthresh) {
-		dp->cwnd = min_t(u32, dp->cwnd + n, dp->ssthresh);
+	if (dp->cc.cwnd < dp->cc.ssthresh) {
+		dp->cc.cwnd = min_t(u32, dp->cc.cwnd + n, dp->cc.ssthresh);
 		return;
 	}
-	dp->cwnd_acc += n;
-	if (dp->cwnd_acc >= dp->cwnd) {
-		dp->cwnd_acc -= dp->cwnd;
-		dp->cwnd++;
+	dp->cc.cwnd_acc += n;
+	if (dp->cc.cwnd_acc >= dp->cc.cwnd) {
+		dp->cc.cwnd_acc -= dp->cc.cwnd;
+		dp->cc.cwnd++;
 	}
 }
 
 /* what was in flight when a loss showed, halved */
 static u32 rxe2_cc_half(struct rxe2_qp *qp)
 {
-	u32 flight = rxe2_psn_diff(qp->dp.sent_psn, qp->dp.comp_psn);
+	u32 flight = rxe2_psn_diff(qp->dp.req.sent_psn, qp->dp.comp.psn);
 
 	return clamp_t(u32, flight / 2, RXE2_CWND_MIN, RXE2_MAX_INFLIGHT);
 }
@@ -237,29 +238,29 @@ void rxe2_cc_seq_nak(struct rxe2_qp *qp, u32 psn)
 	 * that are the receiver's, a full backlog, still end in timeouts,
 	 * which cut it.)
 	 */
-	dp->nak_rewind = true;
+	dp->cc.nak_rewind = true;
 	/* the PSN after a closed gap, again and again: it drops */
-	if (dp->gap_watch && psn == dp->gap_next) {
-		if (++dp->gap_drops >= RXE2_GAP_DROPS_MAX) {
-			dp->peer_keeps = false;
-			dp->gap_drops = 0;
+	if (dp->cc.gap_watch && psn == dp->cc.gap_next) {
+		if (++dp->cc.gap_drops >= RXE2_GAP_DROPS_MAX) {
+			dp->cc.peer_keeps = false;
+			dp->cc.gap_drops = 0;
 		}
 	} else {
-		dp->gap_drops = 0;
+		dp->cc.gap_drops = 0;
 	}
-	dp->gap_watch = false;
-	if (dp->peer_keeps) {
-		dp->gap_only = true;
-		dp->gap_psn = psn;
+	dp->cc.gap_watch = false;
+	if (dp->cc.peer_keeps) {
+		dp->cc.gap_only = true;
+		dp->cc.gap_psn = psn;
 		return;
 	}
-	if (dp->recovering)
+	if (dp->cc.recovering)
 		return;
-	dp->recovering = true;
-	dp->recover_psn = dp->sent_psn;
-	dp->ssthresh = rxe2_cc_half(qp);
-	dp->cwnd = dp->ssthresh;
-	dp->cwnd_acc = 0;
+	dp->cc.recovering = true;
+	dp->cc.recover_psn = dp->req.sent_psn;
+	dp->cc.ssthresh = rxe2_cc_half(qp);
+	dp->cc.cwnd = dp->cc.ssthresh;
+	dp->cc.cwnd_acc = 0;
 }
 
 /* the ACK timer expired: nothing came back for a whole timeout */
@@ -267,17 +268,17 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	dp->ssthresh = rxe2_cc_half(qp);
-	dp->cwnd = RXE2_CWND_MIN;
-	dp->cwnd_acc = 0;
-	dp->gap_only = false;	/* go back N */
-	dp->gap_watch = false;
-	dp->nak_rewind = false;
+	dp->cc.ssthresh = rxe2_cc_half(qp);
+	dp->cc.cwnd = RXE2_CWND_MIN;
+	dp->cc.cwnd_acc = 0;
+	dp->cc.gap_only = false;	/* go back N */
+	dp->cc.gap_watch = false;
+	dp->cc.nak_rewind = false;
 	/* NAKs for what was in flight then cut nothing more */
-	dp->recovering = true;
-	dp->recover_psn = dp->sent_psn;
-	if (dp->rto_backoff < RXE2_RTO_BACKOFF_MAX)
-		dp->rto_backoff++;
+	dp->cc.recovering = true;
+	dp->cc.recover_psn = dp->req.sent_psn;
+	if (dp->cc.rto_backoff < RXE2_RTO_BACKOFF_MAX)
+		dp->cc.rto_backoff++;
 }
 
 /*
@@ -286,7 +287,7 @@ void rxe2_cc_timeout(struct rxe2_qp *qp)
  */
 void rxe2_cc_resend(struct rxe2_qp *qp)
 {
-	qp->dp.rtt_on = false;
+	qp->dp.cc.rtt_on = false;
 }
 
 /* how long the requester waits for an ACK, in jiffies */
@@ -294,10 +295,11 @@ unsigned long rxe2_cc_rto(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u64 attr_ns = 4096ull << qp->attr.timeout;
-	u64 meas_ns = (u64)(dp->srtt_us + 4 * dp->rttvar_us) * NSEC_PER_USEC;
+	u64 meas_ns = (u64)(dp->cc.srtt_us + 4 * dp->cc.rttvar_us) *
+		      NSEC_PER_USEC;
 
 	/* no sample comes from a resend: back off while none gets through */
-	meas_ns = min_t(u64, meas_ns << dp->rto_backoff,
+	meas_ns = min_t(u64, meas_ns << dp->cc.rto_backoff,
 			(u64)RXE2_RTO_MAX_MS * NSEC_PER_MSEC);
 	return max_t(unsigned long, HZ / 50,
 		     nsecs_to_jiffies(max(attr_ns, meas_ns)));
@@ -317,10 +319,10 @@ unsigned long rxe2_cc_probe(struct rxe2_qp *qp, unsigned long rto)
 {
 	unsigned long pto;
 
-	if (!qp->dp.srtt_us || qp->dp.rto_backoff)
+	if (!qp->dp.cc.srtt_us || qp->dp.cc.rto_backoff)
 		return 0;
 	/* at least 10 ms: a busy vCPU stalls a loopback ACK that long */
-	pto = max(usecs_to_jiffies(2 * qp->dp.srtt_us),
+	pto = max(usecs_to_jiffies(2 * qp->dp.cc.srtt_us),
 		  msecs_to_jiffies(10)) + 1;
 	return pto < rto ? pto : 0;
 }

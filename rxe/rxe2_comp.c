@@ -101,7 +101,7 @@ static bool rxe2_sq_release(struct rxe2_qp *qp, const struct rxe2_cqe *cqe)
 /* retire the finished WQEs at the head of the SQ, in order */
 void rxe2_comp_retire(struct rxe2_qp *qp)
 {
-	while (qp->sq.dev_index != qp->dp.req_next) {
+	while (qp->sq.dev_index != qp->dp.req.next) {
 		u32 idx = qp->sq.dev_index;
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
 		struct rxe2_send_wqe *w = rxe2_swqe(qp, idx);
@@ -117,11 +117,11 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 			c = &ic.cqe;
 		}
 		/* inline-receive: a READ's data or an atomic's result */
-		if (qp->dp.sq_inline && qp->dp.sq_inl_idx == idx) {
-			qp->dp.sq_inline = false;
+		if (qp->dp.comp.inl_staged && qp->dp.comp.inl_idx == idx) {
+			qp->dp.comp.inl_staged = false;
 			if (c && info->status == IB_WC_SUCCESS) {
-				rxe2_cqe_set_inline(&ic, qp->dp.sq_inl_data,
-						    qp->dp.sq_inl_len,
+				rxe2_cqe_set_inline(&ic, qp->dp.comp.inl_data,
+						    qp->dp.comp.inl_len,
 						    (const void *)(w + 1),
 						    w->num_sge);
 				rxe2_qp_dp_count(qp, RXE2_DPC_INLINE_RECV);
@@ -136,7 +136,7 @@ void rxe2_comp_retire(struct rxe2_qp *qp)
 }
 
 /*
- * SQD: the requester starts nothing at or beyond dp.sqd_stop (the WQE it
+ * SQD: the requester starts nothing at or beyond dp.req.sqd_stop (the WQE it
  * was in the middle of is finished first), and the SQ is drained once
  * every WQE before that index has completed, acknowledged and retired.
  * IBTA 11.6.2: the SQ_DRAINED event then, and only if it was asked for.
@@ -150,20 +150,20 @@ void rxe2_comp_sqd_check(struct rxe2_qp *qp)
 		.event = IB_EVENT_SQ_DRAINED,
 	};
 
-	if (qp->state != IB_QPS_SQD || qp->dp.sqd_drained ||
-	    qp->sq.dev_index != qp->dp.sqd_stop)
+	if (qp->state != IB_QPS_SQD || qp->dp.comp.sqd_drained ||
+	    qp->sq.dev_index != qp->dp.req.sqd_stop)
 		return;
-	qp->dp.sqd_drained = true;
+	qp->dp.comp.sqd_drained = true;
 	if (qp->attr.en_sqd_async_notify && qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* the oldest WQE not finished yet, or req_next */
+/* the oldest WQE not finished yet, or req.next */
 static u32 rxe2_comp_head(struct rxe2_qp *qp)
 {
 	u32 i;
 
-	for (i = qp->sq.dev_index; i != qp->dp.req_next; i++)
+	for (i = qp->sq.dev_index; i != qp->dp.req.next; i++)
 		if (rxe2_sinfo(qp, i)->state != RXE2_WQE_DONE)
 			break;
 	return i;
@@ -179,11 +179,11 @@ static void rxe2_comp_fail(struct rxe2_qp *qp, int status)
 		rxe2_qp_dp_count(qp, RXE2_DPC_RETRY_EXCEEDED);
 	else if (status == IB_WC_RNR_RETRY_EXC_ERR)
 		rxe2_qp_dp_count(qp, RXE2_DPC_RNR_RETRY_EXCEEDED);
-	if (i == qp->dp.req_next) {
+	if (i == qp->dp.req.next) {
 		if (info->state == RXE2_WQE_NEW)
 			goto out;
-		qp->dp.req_next++;	/* the WQE being sent */
-		qp->dp.req_offset = 0;
+		qp->dp.req.next++;	/* the WQE being sent */
+		qp->dp.req.offset = 0;
 	}
 	info->state = RXE2_WQE_DONE;
 	info->status = status;
@@ -194,8 +194,8 @@ out:
 
 /*
  * The retransmit timer is lazy: a message sent and acknowledged costs no
- * timer operation once the timer is pending.  dp.retry_at is the
- * deadline, moved by every progress; dp.retry_live says something sent
+ * timer operation once the timer is pending.  dp.comp.retry_at is the
+ * deadline, moved by every progress; dp.comp.retry_live says something sent
  * is unacknowledged.  The timer, when it fires, goes back to sleep
  * until retry_at or lapses when nothing is live (rxe2_retry_timer()).
  * Per-message mod_timer()/timer_delete() (two timer-base locks with IRQs
@@ -208,9 +208,9 @@ static void rxe2_comp_retry_start(struct rxe2_qp *qp)
 	unsigned long rto = rxe2_cc_rto(qp), pto = rxe2_cc_probe(qp, rto);
 
 	/* a tail-loss probe first, when one is due before the timeout */
-	dp->probe_left = pto ? rto - pto : 0;
-	WRITE_ONCE(dp->retry_at, jiffies + (pto ?: rto));
-	WRITE_ONCE(dp->retry_live, true);
+	dp->comp.probe_left = pto ? rto - pto : 0;
+	WRITE_ONCE(dp->comp.retry_at, jiffies + (pto ?: rto));
+	WRITE_ONCE(dp->comp.retry_live, true);
 	smp_mb();	/* live, then pending: pairs with rxe2_retry_timer() */
 	/*
 	 * Earlier only: a timer pending for a later deadline (the rest of
@@ -219,28 +219,28 @@ static void rxe2_comp_retry_start(struct rxe2_qp *qp)
 	 * one pending for an earlier deadline finds the new one in
 	 * retry_at and moves itself on.
 	 */
-	timer_reduce(&dp->retry_timer, dp->retry_at);
+	timer_reduce(&dp->comp.retry_timer, dp->comp.retry_at);
 }
 
 /* nothing unacknowledged: the pending timer, if any, lapses */
 static void rxe2_comp_retry_stop(struct rxe2_qp *qp)
 {
-	WRITE_ONCE(qp->dp.retry_live, false);
+	WRITE_ONCE(qp->dp.comp.retry_live, false);
 }
 
-/* comp_psn moved on from old */
+/* comp.psn moved on from old */
 static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 {
-	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp_psn, old));
-	qp->dp.rewound = false;
-	if (qp->dp.reread_on &&
-	    rxe2_psn_diff(qp->dp.comp_psn, qp->dp.reread_last) > 0) {
-		qp->dp.reread_on = false;
-		qp->dp.reread_done = true;	/* rxe2_comp_reread_rest() */
+	rxe2_cc_acked(qp, rxe2_psn_diff(qp->dp.comp.psn, old));
+	qp->dp.comp.rewound = false;
+	if (qp->dp.comp.reread_on &&
+	    rxe2_psn_diff(qp->dp.comp.psn, qp->dp.comp.reread_last) > 0) {
+		qp->dp.comp.reread_on = false;
+		qp->dp.comp.reread_done = true;	/* rxe2_comp_reread_rest() */
 	}
-	qp->dp.retry_left = qp->attr.retry_cnt;
-	qp->dp.rnr_left = qp->attr.rnr_retry;
-	if (qp->dp.comp_psn == qp->dp.req_psn)
+	qp->dp.comp.retry_left = qp->attr.retry_cnt;
+	qp->dp.comp.rnr_left = qp->attr.rnr_retry;
+	if (qp->dp.comp.psn == qp->dp.req.psn)
 		rxe2_comp_retry_stop(qp);
 	else if (qp->attr.timeout)
 		rxe2_comp_retry_start(qp);
@@ -249,21 +249,21 @@ static void rxe2_comp_progress(struct rxe2_qp *qp, u32 old)
 /* a packet was sent: time it unless older ones are being timed */
 void rxe2_comp_arm_retry(struct rxe2_qp *qp)
 {
-	if (qp->attr.timeout && !qp->dp.retry_live)
+	if (qp->attr.timeout && !qp->dp.comp.retry_live)
 		rxe2_comp_retry_start(qp);
 }
 
 /*
- * A response was lost: go back to comp_psn, once until progress (a
+ * A response was lost: go back to comp.psn, once until progress (a
  * rewind under way resends it already; every further sign of the same
  * loss would restart it).
  */
 static void rxe2_comp_go_back(struct rxe2_qp *qp)
 {
-	if (qp->dp.rewound)
+	if (qp->dp.comp.rewound)
 		return;
-	qp->dp.rewound = true;
-	rxe2_req_rewind(qp, qp->dp.comp_psn);
+	qp->dp.comp.rewound = true;
+	rxe2_req_rewind(qp, qp->dp.comp.psn);
 }
 
 /*
@@ -274,13 +274,13 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 next = (psn + 1) & RXE2_PSN_MASK;
-	u32 old = dp->comp_psn;
+	u32 old = dp->comp.psn;
 	u32 i;
 
-	if (rxe2_psn_diff(next, dp->comp_psn) <= 0 ||
-	    rxe2_psn_diff(next, dp->req_psn) > 0)
+	if (rxe2_psn_diff(next, dp->comp.psn) <= 0 ||
+	    rxe2_psn_diff(next, dp->req.psn) > 0)
 		return;		/* old, or beyond what was sent */
-	for (i = qp->sq.dev_index; i != dp->req_next; i++) {
+	for (i = qp->sq.dev_index; i != dp->req.next; i++) {
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 		u32 op = rxe2_swqe(qp, i)->opcode;
 
@@ -288,11 +288,11 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 			continue;
 		if (rxe2_needs_data_response(op)) {
 			if (rxe2_psn_diff(psn, info->first_psn) >= 0) {
-				if (rxe2_psn_diff(dp->comp_psn,
+				if (rxe2_psn_diff(dp->comp.psn,
 						  info->first_psn) < 0)
-					dp->comp_psn = info->first_psn;
+					dp->comp.psn = info->first_psn;
 				/* unless it is being asked again for a part */
-				if (!dp->reread_on)
+				if (!dp->comp.reread_on)
 					rxe2_comp_go_back(qp);
 				return;
 			}
@@ -302,7 +302,7 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 			break;
 		info->state = RXE2_WQE_DONE;
 	}
-	dp->comp_psn = next;
+	dp->comp.psn = next;
 	rxe2_comp_progress(qp, old);
 	rxe2_comp_retire(qp);
 }
@@ -334,17 +334,17 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 
 	trace_rxe2_nak(qp->ibqp.device->index, qp->ibqp.qp_num, pkt->psn, syn,
 		       false);
-	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
-	    rxe2_psn_diff(pkt->psn, dp->sent_psn) >= 0)
+	if (rxe2_psn_diff(pkt->psn, dp->comp.psn) < 0 ||
+	    rxe2_psn_diff(pkt->psn, dp->req.sent_psn) >= 0)
 		return;		/* stale, or for a PSN never sent */
 	/*
 	 * A NAK for a packet sent before a go-back-N rewind (its PSN at or
-	 * past req_psn again, the resend not there yet) still counts when
+	 * past req.psn again, the resend not there yet) still counts when
 	 * it is fatal: the responder is in ERROR and answers no resend, so
 	 * dropping it would turn its status into RETRY_EXC_ERR (or, with
 	 * timeout 0, nothing).  The others come again for the resend.
 	 */
-	if (rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0 &&
+	if (rxe2_psn_diff(pkt->psn, dp->req.psn) >= 0 &&
 	    !rxe2_nak_fatal(syn))
 		return;
 	rxe2_comp_ack_upto(qp, prev);
@@ -352,17 +352,17 @@ static void rxe2_comp_nak(struct rxe2_qp *qp, struct rxe2_pkt *pkt, u8 syn)
 		return;
 	if ((syn & RXE2_AETH_TYPE_MASK) == RXE2_AETH_RNR) {
 		rxe2_qp_dp_count(qp, RXE2_DPC_RCVD_RNR_ERR);
-		if (dp->rnr_left == 0) {
+		if (dp->comp.rnr_left == 0) {
 			rxe2_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		if (dp->rnr_left != 7)
-			dp->rnr_left--;
+		if (dp->comp.rnr_left != 7)
+			dp->comp.rnr_left--;
 		rxe2_req_rewind(qp, pkt->psn);
 		set_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 		rxe2_comp_retry_stop(qp);
-		timer_delete(&dp->retry_timer);
-		mod_timer(&dp->rnr_timer,
+		timer_delete(&dp->comp.retry_timer);
+		mod_timer(&dp->comp.rnr_timer,
 			  jiffies + rxe2_rnr_jiffies(syn & RXE2_AETH_VAL_MASK));
 		return;
 	}
@@ -402,10 +402,10 @@ static bool rxe2_comp_stage_inline(struct rxe2_qp *qp, u32 idx,
 	    rxe2_inline_sges((const void *)(w + 1), w->num_sge, len,
 			     NULL) < 0)
 		return false;
-	memcpy(qp->dp.sq_inl_data, data, len);
-	qp->dp.sq_inl_len = len;
-	qp->dp.sq_inl_idx = idx;
-	qp->dp.sq_inline = true;
+	memcpy(qp->dp.comp.inl_data, data, len);
+	qp->dp.comp.inl_len = len;
+	qp->dp.comp.inl_idx = idx;
+	qp->dp.comp.inl_staged = true;
 	return true;
 }
 
@@ -417,16 +417,16 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	u32 i, off, d;
 	bool at_end;
 
-	if (rxe2_psn_diff(pkt->psn, dp->comp_psn) < 0 ||
-	    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0)
+	if (rxe2_psn_diff(pkt->psn, dp->comp.psn) < 0 ||
+	    rxe2_psn_diff(pkt->psn, dp->req.psn) >= 0)
 		return;		/* duplicate or bogus */
 	/* implicitly acknowledges what precedes; a gap asks again */
-	if (pkt->psn != dp->comp_psn)
+	if (pkt->psn != dp->comp.psn)
 		rxe2_comp_ack_upto(qp, (pkt->psn - 1) & RXE2_PSN_MASK);
-	if (pkt->psn != dp->comp_psn)
+	if (pkt->psn != dp->comp.psn)
 		return;
 	i = rxe2_comp_head(qp);
-	if (i == dp->req_next)
+	if (i == dp->req.next)
 		return;
 	info = rxe2_sinfo(qp, i);
 	w = rxe2_swqe(qp, i);
@@ -484,7 +484,7 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		 */
 		if ((!first && d == 0) ||
 		    (last != at_end &&
-		     !(dp->reread_on && pkt->psn == dp->reread_last)))
+		     !(dp->comp.reread_on && pkt->psn == dp->comp.reread_last)))
 			return;
 		if (at_end ? off + pkt->paylen != info->length :
 			     pkt->paylen != dp->mtu)
@@ -506,14 +506,14 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			info->state = RXE2_WQE_DONE;
 	}
 done:
-	dp->comp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
+	dp->comp.psn = (pkt->psn + 1) & RXE2_PSN_MASK;
 	rxe2_comp_progress(qp, pkt->psn);
 	rxe2_comp_retire(qp);
 }
 
 /*
  * A positive ACK is cumulative.  One for a PSN sent before a go-back-N
- * rewind (at or past req_psn again, before sent_psn) covers everything
+ * rewind (at or past req.psn again, before req.sent_psn) covers everything
  * resent so far; dropped as "never sent", it left a window cut down by
  * a timeout unable to open: every resend drew the same ACK.
  */
@@ -521,19 +521,19 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (rxe2_psn_diff(psn, dp->req_psn) >= 0 &&
-	    rxe2_psn_diff(psn, dp->sent_psn) < 0) {
+	if (rxe2_psn_diff(psn, dp->req.psn) >= 0 &&
+	    rxe2_psn_diff(psn, dp->req.sent_psn) < 0) {
 		/*
 		 * The responder has more than was resent: it kept what
 		 * came after the loss.  Pass over that instead of sending
 		 * it again; a READ on the way stops the pass.
 		 */
-		rxe2_comp_ack_upto(qp, (dp->req_psn - 1) & RXE2_PSN_MASK);
+		rxe2_comp_ack_upto(qp, (dp->req.psn - 1) & RXE2_PSN_MASK);
 		if (rxe2_req_skip(qp, (psn + 1) & RXE2_PSN_MASK))
 			rxe2_cc_peer_keeps(qp);	/* only after a NAK */
 		rxe2_cc_gap_passed(qp);
-		if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
-			psn = (dp->req_psn - 1) & RXE2_PSN_MASK;
+		if (rxe2_psn_diff(psn, dp->req.psn) >= 0)
+			psn = (dp->req.psn - 1) & RXE2_PSN_MASK;
 	}
 	rxe2_comp_ack_upto(qp, psn);
 }
@@ -541,16 +541,16 @@ static void rxe2_comp_ack(struct rxe2_qp *qp, u32 psn)
 /*
  * The READ or atomic at the head of the SQ when the completer waits
  * inside it for its answer (everything before its first PSN is
- * acknowledged), as an SQ index; req_next when it does not.
+ * acknowledged), as an SQ index; req.next when it does not.
  */
 static u32 rxe2_comp_in_answer(struct rxe2_qp *qp)
 {
 	u32 i = rxe2_comp_head(qp);
 
-	if (i == qp->dp.req_next ||
+	if (i == qp->dp.req.next ||
 	    !rxe2_needs_data_response(rxe2_swqe(qp, i)->opcode) ||
-	    rxe2_psn_diff(qp->dp.comp_psn, rxe2_sinfo(qp, i)->first_psn) < 0)
-		return qp->dp.req_next;
+	    rxe2_psn_diff(qp->dp.comp.psn, rxe2_sinfo(qp, i)->first_psn) < 0)
+		return qp->dp.req.next;
 	return i;
 }
 
@@ -563,27 +563,27 @@ static u32 rxe2_comp_in_read(struct rxe2_qp *qp)
 	u32 i = rxe2_comp_in_answer(qp);
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
-	if (i == qp->dp.req_next ||
+	if (i == qp->dp.req.next ||
 	    rxe2_swqe(qp, i)->opcode != IB_UVERBS_WR_RDMA_READ ||
 	    info->state != RXE2_WQE_SENT ||
-	    rxe2_psn_diff(qp->dp.comp_psn, info->last_psn) > 0)
-		return qp->dp.req_next;
+	    rxe2_psn_diff(qp->dp.comp.psn, info->last_psn) > 0)
+		return qp->dp.req.next;
 	return i;
 }
 
 /*
  * Whether the completer waits inside a READ or an atomic for its answer:
- * only then is a response past comp_psn worth keeping.  A gap before it
+ * only then is a response past comp.psn worth keeping.  A gap before it
  * that holds SENDs and WRITEs waiting for their ACK is closed by the
  * response itself (it acknowledges what precedes it).
  */
 bool rxe2_comp_waits_answer(struct rxe2_qp *qp)
 {
-	return rxe2_comp_in_answer(qp) != qp->dp.req_next;
+	return rxe2_comp_in_answer(qp) != qp->dp.req.next;
 }
 
 /*
- * READ responses from comp_psn up to (not including) upto are missing,
+ * READ responses from comp.psn up to (not including) upto are missing,
  * and some after them are kept (rxe2_reorder.c): ask the READ for those
  * only, once per gap (its answer or the retry timer comes next).  A gap
  * that is not inside a READ (an atomic's ACK) goes back N as before.
@@ -594,30 +594,30 @@ void rxe2_comp_reread(struct rxe2_qp *qp, u32 upto)
 	struct rxe2_swqe_info *info;
 	u32 i, last;
 
-	if ((dp->reread_on && dp->reread_psn == dp->comp_psn) ||
-	    rxe2_psn_diff(upto, dp->comp_psn) <= 0 ||
-	    rxe2_comp_head(qp) == dp->req_next)
+	if ((dp->comp.reread_on && dp->comp.reread_psn == dp->comp.psn) ||
+	    rxe2_psn_diff(upto, dp->comp.psn) <= 0 ||
+	    rxe2_comp_head(qp) == dp->req.next)
 		return;
 	i = rxe2_comp_in_read(qp);
-	if (i == dp->req_next) {
+	if (i == dp->req.next) {
 		rxe2_comp_go_back(qp);
 		return;
 	}
 	info = rxe2_sinfo(qp, i);
 	last = rxe2_psn_diff(upto, info->last_psn) > 0 ? info->last_psn :
 	       (upto - 1) & RXE2_PSN_MASK;
-	if (!rxe2_req_reread(qp, i, dp->comp_psn,
-			     rxe2_psn_diff(last, dp->comp_psn) + 1))
+	if (!rxe2_req_reread(qp, i, dp->comp.psn,
+			     rxe2_psn_diff(last, dp->comp.psn) + 1))
 		return;
-	dp->reread_on = true;
-	dp->reread_psn = dp->comp_psn;
-	dp->reread_last = last;
+	dp->comp.reread_on = true;
+	dp->comp.reread_psn = dp->comp.psn;
+	dp->comp.reread_last = last;
 	rxe2_qp_dp_count(qp, RXE2_DPC_READ_REREQUESTS);
 }
 
 /*
  * The answer to a re-read was taken, and the kept responses behind it,
- * and none is kept past comp_psn (rxe2_reorder_after_drain()).  A
+ * and none is kept past comp.psn (rxe2_reorder_after_drain()).  A
  * responder answers a duplicate READ after the responses it had begun to
  * send (rxe2's and rdma_rxe's take requests in order), or ends the
  * stream it was sending (IBTA lets it): either way nothing more comes of
@@ -633,7 +633,7 @@ void rxe2_comp_reread_rest(struct rxe2_qp *qp)
 	struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    i == qp->dp.req_next || qp->dp.comp_psn == info->first_psn)
+	    i == qp->dp.req.next || qp->dp.comp.psn == info->first_psn)
 		return;
 	rxe2_comp_reread(qp, (info->last_psn + 1) & RXE2_PSN_MASK);
 }
@@ -668,22 +668,22 @@ static void rxe2_comp_probe(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 i = rxe2_comp_in_read(qp);
-	struct sk_buff *kept = skb_peek(&dp->ooo_resp);
+	struct sk_buff *kept = skb_peek(&dp->comp.ooo);
 
 	rxe2_qp_dp_count(qp, RXE2_DPC_TAIL_PROBES);
-	WRITE_ONCE(dp->retry_at, jiffies + dp->probe_left);
-	dp->probe_left = 0;
-	if (i != dp->req_next) {
-		dp->reread_on = false;	/* its answer was lost too */
+	WRITE_ONCE(dp->comp.retry_at, jiffies + dp->comp.probe_left);
+	dp->comp.probe_left = 0;
+	if (i != dp->req.next) {
+		dp->comp.reread_on = false;	/* its answer was lost too */
 		rxe2_comp_reread(qp, kept ? rxe2_skb_cb(kept)->psn :
 				 (rxe2_sinfo(qp, i)->last_psn + 1) &
 				 RXE2_PSN_MASK);
 	} else {
-		rxe2_cc_probe_rewind(qp, dp->comp_psn);
-		rxe2_req_rewind(qp, dp->comp_psn);
+		rxe2_cc_probe_rewind(qp, dp->comp.psn);
+		rxe2_req_rewind(qp, dp->comp.psn);
 	}
-	if (!timer_pending(&dp->retry_timer))
-		mod_timer(&dp->retry_timer, dp->retry_at);
+	if (!timer_pending(&dp->comp.retry_timer))
+		mod_timer(&dp->comp.retry_timer, dp->comp.retry_at);
 }
 
 /* timer flags; caller holds state_lock */
@@ -704,25 +704,25 @@ void rxe2_comp_timers(struct rxe2_qp *qp)
 	 * in the middle of a WQE whose sent packets are all acknowledged
 	 * (the requester goes on by itself), costs no retry.
 	 */
-	if (dp->comp_psn == dp->req_psn) {
+	if (dp->comp.psn == dp->req.psn) {
 		rxe2_comp_retry_stop(qp);	/* the next packet arms it */
 		return;
 	}
 	/* progress moved the deadline after the timer looked at it */
-	if (time_before(jiffies, READ_ONCE(dp->retry_at)))
+	if (time_before(jiffies, READ_ONCE(dp->comp.retry_at)))
 		return;
-	if (dp->probe_left) {
+	if (dp->comp.probe_left) {
 		rxe2_comp_probe(qp);
 		return;
 	}
-	if (dp->retry_left == 0) {
+	if (dp->comp.retry_left == 0) {
 		rxe2_comp_fail(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
-	dp->retry_left--;
+	dp->comp.retry_left--;
 	rxe2_qp_dp_count(qp, RXE2_DPC_ACK_TIMEOUTS);
 	rxe2_cc_timeout(qp);
-	rxe2_req_rewind(qp, dp->comp_psn);
+	rxe2_req_rewind(qp, dp->comp.psn);
 	rxe2_comp_retry_start(qp);
 }
 
@@ -749,23 +749,23 @@ static void rxe2_flush_rwqe(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u64 wr_id;
 
-	if (!dp->have_rwqe)
+	if (!dp->resp.have_rwqe)
 		return;
 	rxe2_tm_msg_abort(qp, false);
-	wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id;
+	wr_id = ((struct rxe2_recv_wqe *)dp->resp.rwqe)->wr_id;
 	if (rxe2_qp_is_xrc_tgt(qp)) {
-		if (rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn,
-				       dp->xrc_msg_serial)) {
+		if (rxe2_xrc_srq_enter(qp, dp->resp.xrc_msg_srqn,
+				       dp->resp.xrc_msg_serial)) {
 			if (rxe2_rq_flush_one(qp, wr_id))
-				dp->have_rwqe = false;
+				dp->resp.have_rwqe = false;
 			rxe2_xrc_srq_leave(qp);
 		} else {
-			dp->have_rwqe = false;
+			dp->resp.have_rwqe = false;
 		}
 		return;
 	}
 	if (rxe2_rq_flush_one(qp, wr_id))
-		dp->have_rwqe = false;
+		dp->resp.have_rwqe = false;
 }
 
 /*
@@ -786,8 +786,8 @@ void rxe2_comp_flush_wqes(struct rxe2_qp *qp)
 	int avail;
 
 	rxe2_comp_retry_stop(qp);
-	timer_delete(&dp->retry_timer);
-	timer_delete(&dp->rnr_timer);
+	timer_delete(&dp->comp.retry_timer);
+	timer_delete(&dp->comp.rnr_timer);
 	/*
 	 * The SQ: finished WQEs as they are, the rest flushed.  A full CQ
 	 * stops the flush (the next run resumes it once there is room).
@@ -826,12 +826,12 @@ void rxe2_comp_flush_wqes(struct rxe2_qp *qp)
 			break;
 		avail--;
 	}
-	dp->req_next = qp->sq.dev_index;
-	dp->req_offset = 0;
+	dp->req.next = qp->sq.dev_index;
+	dp->req.offset = 0;
 
 	rxe2_flush_rwqe(qp);
-	dp->in_msg = false;
-	WRITE_ONCE(dp->rd_active, false);
+	dp->resp.in_msg = false;
+	WRITE_ONCE(dp->resp.read.active, false);
 	rxe2_resp_drop_holds(qp);
 	/* XRC QPs have neither; an XRC SRQ keeps its WQEs */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ||
@@ -839,7 +839,7 @@ void rxe2_comp_flush_wqes(struct rxe2_qp *qp)
 		return;
 	if (!qp->has_rq) {
 		/* an SRQ keeps its WQEs: tell the consumer we take no more */
-		if (!dp->last_wqe_sent && qp->ibqp.event_handler) {
+		if (!dp->comp.last_wqe_sent && qp->ibqp.event_handler) {
 			struct ib_event ev = {
 				.device = qp->ibqp.device,
 				.element.qp = &qp->ibqp,
@@ -848,7 +848,7 @@ void rxe2_comp_flush_wqes(struct rxe2_qp *qp)
 
 			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 		}
-		dp->last_wqe_sent = true;
+		dp->comp.last_wqe_sent = true;
 		return;
 	}
 	/*

@@ -227,13 +227,13 @@ void rxe2_qp_notify(struct rxe2_qp *qp);
 
 static inline struct rxe2_send_wqe *rxe2_swqe(struct rxe2_qp *qp, u32 idx)
 {
-	return (struct rxe2_send_wqe *)(qp->dp.swqe +
+	return (struct rxe2_send_wqe *)(qp->dp.req.swqe +
 		(size_t)(idx & (qp->sq.num_slots - 1)) * qp->sq.slot_size);
 }
 
 static inline struct rxe2_swqe_info *rxe2_sinfo(struct rxe2_qp *qp, u32 idx)
 {
-	return &qp->dp.sinfo[idx & (qp->sq.num_slots - 1)];
+	return &qp->dp.req.sinfo[idx & (qp->sq.num_slots - 1)];
 }
 
 #endif /* RXE2_DP_H */

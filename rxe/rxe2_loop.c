@@ -30,11 +30,11 @@
 /* work was queued for @to by the runner of @from: run it or leave it */
 static void rxe2_qp_deliver_run(struct rxe2_qp *from, struct rxe2_qp *to)
 {
-	struct rxe2_qp *top = from->dp.inline_parent ?: from;
+	struct rxe2_qp *top = from->dp.loop.inline_parent ?: from;
 
 	if (to == top) {
 		/* its runner looks at the queue before unlocking */
-	} else if (!from->dp.inline_parent &&
+	} else if (!from->dp.loop.inline_parent &&
 		   mutex_trylock(&to->state_lock)) {
 		rxe2_qp_run_unlock(to, from, false);
 	} else {
@@ -82,9 +82,9 @@ bool rxe2_qp_deliver_ack(struct rxe2_qp *from, struct rxe2_qp *to, u32 smsn,
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
 	ok = skb_queue_empty(&dp->rx_queue);
 	if (ok) {
-		dp->loop_ack_smsn = smsn;
-		dp->loop_ack_psn = psn;
-		WRITE_ONCE(dp->loop_ack_valid, true);
+		dp->loop.ack_smsn = smsn;
+		dp->loop.ack_psn = psn;
+		WRITE_ONCE(dp->loop.ack_valid, true);
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
 	if (!ok)
@@ -111,7 +111,7 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	unsigned long flags;
 	bool ok;
 
-	if (!len || len > sizeof(dp->loop_req) ||
+	if (!len || len > sizeof(dp->loop.req) ||
 	    test_bit(RXE2_QPF_DYING, &dp->flags))
 		return false;
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
@@ -119,15 +119,17 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 	 * Not while a READ is answered either: then the runner puts a
 	 * request it dequeued back at the head of the queue (rxe2_rx_run()),
 	 * and an empty queue seen in between would let this one overtake
-	 * it.  rd_active is set before such a dequeue, which took this lock.
+	 * it.  resp.read.active is set before such a dequeue, which took
+	 * this lock.
 	 */
-	ok = skb_queue_empty(&dp->rx_queue) && !READ_ONCE(dp->rd_active) &&
+	ok = skb_queue_empty(&dp->rx_queue) &&
+	     !READ_ONCE(dp->resp.read.active) &&
 	     /* acquire: the runner has finished with the slot it freed */
-	     !smp_load_acquire(&dp->loop_req_len);
+	     !smp_load_acquire(&dp->loop.req_len);
 	if (ok) {
-		memcpy(dp->loop_req, req, len);
+		memcpy(dp->loop.req, req, len);
 		/* release: the runner may take it without the lock */
-		smp_store_release(&dp->loop_req_len, len);
+		smp_store_release(&dp->loop.req_len, len);
 	}
 	spin_unlock_irqrestore(&dp->rx_queue.lock, flags);
 	if (!ok)
@@ -205,28 +207,28 @@ bool rxe2_rx_catch(struct rxe2_qp *qp)
  * rxe2_qp_direct_end(), at the end of the run or before a packet it
  * would not take: then @to runs what it has and is unlocked.  Not for a
  * QP run inline itself (one level only).  True: @to is @from's
- * direct_to, the caller's reference on it kept until the end.
+ * loop.direct_to, the caller's reference on it kept until the end.
  */
 bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to)
 {
-	if (to == from || from->dp.inline_parent ||
+	if (to == from || from->dp.loop.inline_parent ||
 	    test_bit(RXE2_QPF_DYING, &to->dp.flags) ||
 	    !mutex_trylock(&to->state_lock))
 		return false;
 	set_bit(RXE2_QPF_RUNNING, &to->dp.flags);
-	to->dp.inline_parent = from;
-	from->dp.direct_to = to;
+	to->dp.loop.inline_parent = from;
+	from->dp.loop.direct_to = to;
 	return true;
 }
 
 void rxe2_qp_direct_end(struct rxe2_qp *from)
 {
-	struct rxe2_qp *to = from->dp.direct_to;
+	struct rxe2_qp *to = from->dp.loop.direct_to;
 
 	if (!to)
 		return;
-	from->dp.direct_to = NULL;
-	to->dp.inline_parent = NULL;
+	from->dp.loop.direct_to = NULL;
+	to->dp.loop.inline_parent = NULL;
 	/*
 	 * What it got meanwhile runs as for any delivery; without that, no
 	 * whole pass over the QP: unlock as rxe2_qp_run_unlock() would.

@@ -3,13 +3,13 @@
  * rxe2: packet pacing, IBV_QP_RATE_LIMIT (ibv_modify_qp_rate_limit()).
  *
  * A QP with a rate limit sends its request packets (a raw packet QP its
- * frames) no faster than rate_kbps: each packet moves pace_next, the
+ * frames) no faster than rate_kbps: each packet moves pace.next, the
  * earliest time the next one may leave, by the time its bytes (headers
  * and payload, as they go on the wire) take at that rate.  A QP that
  * was idle may catch up for at most RXE2_PACE_SLACK_NS, so a burst
  * after a pause stays short and a late timer does not lower the average
  * rate.  When the QP is ahead of its rate, rxe2_req_run() stops and the
- * pace timer runs it again at pace_next.  Retransmissions are paced
+ * pace timer runs it again at pace.next.  Retransmissions are paced
  * like first transmissions; responses (READ data, ACKs) are not: they
  * are the peer's traffic.
  *
@@ -29,7 +29,7 @@
 static enum hrtimer_restart rxe2_pace_timer(struct hrtimer *timer)
 {
 	struct rxe2_qp *qp = container_of(timer, struct rxe2_qp,
-					  dp.pace_timer);
+					  dp.pace.timer);
 
 	if (!test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		rxe2_qp_kick(qp);
@@ -38,7 +38,7 @@ static enum hrtimer_restart rxe2_pace_timer(struct hrtimer *timer)
 
 void rxe2_pace_init(struct rxe2_qp *qp)
 {
-	hrtimer_setup(&qp->dp.pace_timer, rxe2_pace_timer, CLOCK_MONOTONIC,
+	hrtimer_setup(&qp->dp.pace.timer, rxe2_pace_timer, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_SOFT);
 }
 
@@ -49,9 +49,9 @@ void rxe2_pace_init(struct rxe2_qp *qp)
  */
 void rxe2_pace_set(struct rxe2_qp *qp, u32 rate_kbps)
 {
-	qp->dp.rate_kbps = rate_kbps;
-	qp->dp.pace_next = 0;
-	qp->dp.pace_ps = 0;
+	qp->dp.pace.rate_kbps = rate_kbps;
+	qp->dp.pace.next = 0;
+	qp->dp.pace.ps = 0;
 }
 
 /* whether a packet may go now; if not, the timer runs the QP when it may */
@@ -59,9 +59,9 @@ bool rxe2_pace_may_send(struct rxe2_qp *qp)
 {
 	u64 now = ktime_get_ns();
 
-	if (now >= qp->dp.pace_next)
+	if (now >= qp->dp.pace.next)
 		return true;
-	hrtimer_start(&qp->dp.pace_timer, ns_to_ktime(qp->dp.pace_next),
+	hrtimer_start(&qp->dp.pace.timer, ns_to_ktime(qp->dp.pace.next),
 		      HRTIMER_MODE_ABS_SOFT);
 	return false;
 }
@@ -80,13 +80,13 @@ static void rxe2_pace_wire(struct rxe2_qp *qp, u32 wire_bytes)
 
 	if (now > RXE2_PACE_SLACK_NS)
 		now -= RXE2_PACE_SLACK_NS;
-	if (dp->pace_next < now) {
-		dp->pace_next = now;
-		dp->pace_ps = 0;
+	if (dp->pace.next < now) {
+		dp->pace.next = now;
+		dp->pace.ps = 0;
 	}
 	/* bits / (kbps * 1000) s = bits * 10^9 / kbps ps, < 2^46 */
-	ps = dp->pace_ps + div_u64(bits * NSEC_PER_SEC, dp->rate_kbps);
-	dp->pace_next += div_u64_rem(ps, 1000, &dp->pace_ps);
+	ps = dp->pace.ps + div_u64(bits * NSEC_PER_SEC, dp->pace.rate_kbps);
+	dp->pace.next += div_u64_rem(ps, 1000, &dp->pace.ps);
 }
 
 /* a RoCE packet of hdr_payload bytes (BTH on) went out */

@@ -372,13 +372,13 @@ int rxe2_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* a reference that keeps the QP from being freed; under RCU */
 bool rxe2_qp_get(struct rxe2_qp *qp)
 {
-	return refcount_inc_not_zero(&qp->dp.users);
+	return refcount_inc_not_zero(&qp->dp.loop.users);
 }
 
 void rxe2_qp_put(struct rxe2_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->dp.users))
-		complete(&qp->dp.users_done);
+	if (refcount_dec_and_test(&qp->dp.loop.users))
+		complete(&qp->dp.loop.users_done);
 }
 
 /* value ranges; which attributes may appear is ib_modify_qp_is_ok()'s job */
@@ -534,9 +534,9 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 			    IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
-	WRITE_ONCE(qp->dp.retry_live, false);
-	timer_delete(&qp->dp.retry_timer);
-	timer_delete(&qp->dp.rnr_timer);
+	WRITE_ONCE(qp->dp.comp.retry_live, false);
+	timer_delete(&qp->dp.comp.retry_timer);
+	timer_delete(&qp->dp.comp.rnr_timer);
 	/* the caller's loop ends; the flush runs on the next pass */
 	rxe2_qp_kick(qp);
 	if (qp->ibqp.event_handler)
@@ -597,25 +597,25 @@ int rxe2_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 						qp->attr.dest_qp_num,
 						qp->dp.av.flow_label);
 	if (mask & IB_QP_SQ_PSN) {
-		qp->dp.req_psn = attr->sq_psn;
-		qp->dp.sent_psn = attr->sq_psn;
-		qp->dp.comp_psn = attr->sq_psn;
+		qp->dp.req.psn = attr->sq_psn;
+		qp->dp.req.sent_psn = attr->sq_psn;
+		qp->dp.comp.psn = attr->sq_psn;
 		rxe2_cc_init(qp);
 	}
 	if (mask & IB_QP_RQ_PSN)
-		qp->dp.resp_psn = attr->rq_psn;
+		qp->dp.resp.psn = attr->rq_psn;
 	if (mask & IB_QP_RETRY_CNT)
-		qp->dp.retry_left = attr->retry_cnt;
+		qp->dp.comp.retry_left = attr->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
-		qp->dp.rnr_left = attr->rnr_retry;
+		qp->dp.comp.rnr_left = attr->rnr_retry;
 	if (mask & IB_QP_RATE_LIMIT)
 		rxe2_pace_set(qp, attr->rate_limit);
 	if (mask & IB_QP_STATE) {
 		if (new == IB_QPS_SQD && cur != IB_QPS_SQD) {
 			/* the message being sent is finished first */
-			qp->dp.sqd_stop = qp->dp.req_next +
-					  (qp->dp.req_offset ? 1 : 0);
-			qp->dp.sqd_drained = false;
+			qp->dp.req.sqd_stop = qp->dp.req.next +
+					  (qp->dp.req.offset ? 1 : 0);
+			qp->dp.comp.sqd_drained = false;
 		}
 		rxe2_qp_enter_state(qp, new);
 		/* nothing outstanding: drained at once */
@@ -650,7 +650,7 @@ int rxe2_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	attr->sq_draining = qp->state == IB_QPS_SQD && !qp->dp.sqd_drained;
+	attr->sq_draining = qp->state == IB_QPS_SQD && !qp->dp.comp.sqd_drained;
 	attr->cap = qp->cap;
 	if (qp->tm_sq)		/* the process has no send queue */
 		attr->cap.max_send_wr = attr->cap.max_send_sge =
@@ -774,22 +774,22 @@ int rxe2_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "rq_psn", 0, ibqp->qp_type != IB_QPT_UD },
 		{ "rx_backlog", 0, true },
 		/* IBV_QP_RATE_LIMIT (rxe2_pace.c), when set */
-		{ "rate_kbps", 0, !!dp->rate_kbps },
+		{ "rate_kbps", 0, !!dp->pace.rate_kbps },
 	};
 
 	if (ibqp->qp_type == IB_QPT_GSI || !mutex_trylock(&qp->state_lock))
 		return 0;
-	d[0].v = dp->req_psn;
-	d[1].v = dp->comp_psn;
-	d[2].v = dp->req_next - qp->sq.dev_index;
+	d[0].v = dp->req.psn;
+	d[1].v = dp->comp.psn;
+	d[2].v = dp->req.next - qp->sq.dev_index;
 	d[3].v = rc ? rxe2_req_rd_inflight(qp) : 0;
-	d[4].v = dp->retry_left;
-	d[5].v = dp->rnr_left;
-	d[6].v = dp->cwnd;
-	d[7].v = dp->srtt_us;
-	d[8].v = dp->resp_psn;
+	d[4].v = dp->comp.retry_left;
+	d[5].v = dp->comp.rnr_left;
+	d[6].v = dp->cc.cwnd;
+	d[7].v = dp->cc.srtt_us;
+	d[8].v = dp->resp.psn;
 	d[9].v = skb_queue_len(&dp->rx_queue);
-	d[10].v = dp->rate_kbps;
+	d[10].v = dp->pace.rate_kbps;
 	mutex_unlock(&qp->state_lock);
 	return rxe2_res_put(msg, d, ARRAY_SIZE(d), NULL);
 }

@@ -217,11 +217,11 @@ int rxe2_raw_send(struct rxe2_qp *qp, u32 idx)
 	skb->protocol = ((struct ethhdr *)frame)->h_proto;
 	rxe2_raw_out(qp, skb);
 	rxe2_qp_count_pkt(qp, true, len);
-	if (qp->dp.rate_kbps)
+	if (qp->dp.pace.rate_kbps)
 		rxe2_pace_frame_sent(qp, len);
 
 	info->state = RXE2_WQE_DONE;
-	qp->dp.req_next++;
+	qp->dp.req.next++;
 	return 0;
 }
 
@@ -284,11 +284,11 @@ static void rxe2_raw_rx_wq(struct rxe2_qp *qp, struct sk_buff *skb, u32 len)
 			     IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	qp->dp.have_rwqe = false;
-	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	qp->dp.resp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.resp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_qp_count_pkt(qp, false, len);
-	cqe.wr_id = ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id;
-	cqe.byte_len = qp->dp.rcv_offset;
+	cqe.wr_id = ((struct rxe2_recv_wqe *)qp->dp.resp.rwqe)->wr_id;
+	cqe.byte_len = qp->dp.resp.rcv_offset;
 	cqe.wc_flags = rxe2_raw_csum_flag(skb);
 	cqe.ex = rxe2_skb_cb(skb)->flow_tag;
 	if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
@@ -356,7 +356,7 @@ void rxe2_raw_rx(struct rxe2_qp *qp, struct sk_buff *skb)
 static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 {
 	u32 len = skb->len + (skb_vlan_tag_present(skb) ? VLAN_HLEN : 0);
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.resp.rwqe;
 	u32 flags;
 	int ret;
 
@@ -385,10 +385,10 @@ static void rxe2_raw_rx_frame(struct rxe2_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	flags = rxe2_raw_csum_flag(skb);
-	qp->dp.have_rwqe = false;
-	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	qp->dp.resp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.resp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_qp_count_pkt(qp, false, len);
 	rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-		      qp->dp.rcv_offset, flags, rxe2_skb_cb(skb)->flow_tag,
+		      qp->dp.resp.rcv_offset, flags, rxe2_skb_cb(skb)->flow_tag,
 		      false);
 }

@@ -90,27 +90,27 @@ static u32 rxe2_reorder_stuck(struct rxe2_reorder_gap *g, u32 base)
 static void rxe2_reorder_req_gap(struct rxe2_qp *qp, bool ackreq)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 n = rxe2_reorder_stuck(&dp->ooo_req_gap, dp->resp_psn);
+	u32 n = rxe2_reorder_stuck(&dp->resp.ooo_gap, dp->resp.psn);
 
-	if (dp->nak_sent || n < (ackreq ? 2 : RXE2_REORDER_NAK))
+	if (dp->resp.nak_sent || n < (ackreq ? 2 : RXE2_REORDER_NAK))
 		return;
-	dp->nak_sent = true;
+	dp->resp.nak_sent = true;
 	rxe2_qp_dp_count(qp, RXE2_DPC_OUT_OF_SEQ_REQUEST);
-	rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ, dp->resp_psn);
+	rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ, dp->resp.psn);
 }
 
 /* the responses' gap is a loss: ask for what is missing */
 static void rxe2_reorder_resp_gap(struct rxe2_qp *qp, bool last)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 n = rxe2_reorder_stuck(&dp->ooo_resp_gap, dp->comp_psn);
+	u32 n = rxe2_reorder_stuck(&dp->comp.ooo_gap, dp->comp.psn);
 
 	if (n >= (last ? 2 : RXE2_REORDER_NAK))
-		rxe2_comp_reread(qp, rxe2_skb_psn(skb_peek(&dp->ooo_resp)));
+		rxe2_comp_reread(qp, rxe2_skb_psn(skb_peek(&dp->comp.ooo)));
 }
 
 /*
- * A request handed over without a packet (dp.loop_req, rxe2_qp_deliver_req())
+ * A request handed over without a packet (dp.loop.req, rxe2_qp_deliver_req())
  * is kept as an skb of its bytes: the slot is the sender's next one.
  */
 static struct sk_buff *rxe2_reorder_copy(const struct rxe2_pkt *pkt)
@@ -142,18 +142,18 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		if (!rxe2_qp_acks(qp) || qp->state < IB_QPS_RTR ||
 		    qp->state > IB_QPS_SQE)
 			return false;
-		q = &dp->ooo_req;
-		base = dp->resp_psn;
+		q = &dp->resp.ooo;
+		base = dp->resp.psn;
 	} else {
 		/* a READ response or an atomic ACK past one not yet here */
 		if (!rxe2_qp_requests_acked(qp) ||
 		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 		    rxe2_op_of(pkt->opcode) == RXE2_OP_ACK ||
-		    rxe2_psn_diff(pkt->psn, dp->req_psn) >= 0 ||
+		    rxe2_psn_diff(pkt->psn, dp->req.psn) >= 0 ||
 		    !rxe2_comp_waits_answer(qp))
 			return false;
-		q = &dp->ooo_resp;
-		base = dp->comp_psn;
+		q = &dp->comp.ooo;
+		base = dp->comp.psn;
 	}
 	d = rxe2_psn_diff(pkt->psn, base);
 	if (d <= 0 || d >= RXE2_MAX_INFLIGHT ||
@@ -194,30 +194,30 @@ bool rxe2_reorder_hold(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 void rxe2_reorder_after_drain(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct sk_buff *req = skb_peek(&dp->ooo_req);
-	struct sk_buff *resp = skb_peek(&dp->ooo_resp);
+	struct sk_buff *req = skb_peek(&dp->resp.ooo);
+	struct sk_buff *resp = skb_peek(&dp->comp.ooo);
 
-	if (req && rxe2_psn_diff(rxe2_skb_psn(req), dp->resp_psn) > 0) {
-		dp->ooo_req_gap.base = dp->resp_psn;
-		dp->ooo_req_gap.kept = RXE2_REORDER_NAK - 1;
+	if (req && rxe2_psn_diff(rxe2_skb_psn(req), dp->resp.psn) > 0) {
+		dp->resp.ooo_gap.base = dp->resp.psn;
+		dp->resp.ooo_gap.kept = RXE2_REORDER_NAK - 1;
 		rxe2_reorder_req_gap(qp, false);
 	}
-	if (resp && rxe2_psn_diff(rxe2_skb_psn(resp), dp->comp_psn) > 0) {
-		dp->ooo_resp_gap.base = dp->comp_psn;
-		dp->ooo_resp_gap.kept = RXE2_REORDER_NAK - 1;
+	if (resp && rxe2_psn_diff(rxe2_skb_psn(resp), dp->comp.psn) > 0) {
+		dp->comp.ooo_gap.base = dp->comp.psn;
+		dp->comp.ooo_gap.kept = RXE2_REORDER_NAK - 1;
 		rxe2_reorder_resp_gap(qp, false);
-	} else if (!resp && dp->reread_done) {
+	} else if (!resp && dp->comp.reread_done) {
 		rxe2_comp_reread_rest(qp);
 	}
-	dp->reread_done = false;
+	dp->comp.reread_done = false;
 }
 
 /* the kept packet whose turn has come, if any; stale ones are freed */
 struct sk_buff *rxe2_reorder_next(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct sk_buff_head *qs[2] = { &dp->ooo_req, &dp->ooo_resp };
-	u32 bases[2] = { dp->resp_psn, dp->comp_psn };
+	struct sk_buff_head *qs[2] = { &dp->resp.ooo, &dp->comp.ooo };
+	u32 bases[2] = { dp->resp.psn, dp->comp.psn };
 	struct sk_buff *skb;
 	int i, d;
 
@@ -238,11 +238,11 @@ struct sk_buff *rxe2_reorder_next(struct rxe2_qp *qp)
 /* whether rxe2_reorder_next() has a packet to give */
 bool rxe2_reorder_ready(struct rxe2_qp *qp)
 {
-	struct sk_buff *req = skb_peek(&qp->dp.ooo_req);
-	struct sk_buff *resp = skb_peek(&qp->dp.ooo_resp);
+	struct sk_buff *req = skb_peek(&qp->dp.resp.ooo);
+	struct sk_buff *resp = skb_peek(&qp->dp.comp.ooo);
 
-	return (req && rxe2_psn_diff(rxe2_skb_psn(req), qp->dp.resp_psn) <= 0) ||
-	       (resp && rxe2_psn_diff(rxe2_skb_psn(resp), qp->dp.comp_psn) <= 0);
+	return (req && rxe2_psn_diff(rxe2_skb_psn(req), qp->dp.resp.psn) <= 0) ||
+	       (resp && rxe2_psn_diff(rxe2_skb_psn(resp), qp->dp.comp.psn) <= 0);
 }
 
 /*
@@ -251,8 +251,8 @@ bool rxe2_reorder_ready(struct rxe2_qp *qp)
  */
 void rxe2_reorder_owe_ack(struct rxe2_qp *qp, u32 psn)
 {
-	qp->dp.ack_owed = true;
-	qp->dp.ack_owed_psn = psn;
+	qp->dp.resp.ack_owed = true;
+	qp->dp.resp.ack_owed_psn = psn;
 }
 
 /*
@@ -266,14 +266,14 @@ void rxe2_reorder_drained(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (!dp->ack_owed || rxe2_reorder_ready(qp))
+	if (!dp->resp.ack_owed || rxe2_reorder_ready(qp))
 		return;
-	dp->ack_owed = false;
+	dp->resp.ack_owed = false;
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
-	    rxe2_psn_diff(dp->resp_psn, dp->ack_owed_psn) <= 0)
+	    rxe2_psn_diff(dp->resp.psn, dp->resp.ack_owed_psn) <= 0)
 		return;
 	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-		      dp->ack_owed_psn);
+		      dp->resp.ack_owed_psn);
 }
 
 /*
@@ -285,25 +285,25 @@ void rxe2_reorder_pay_ack(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	if (!dp->ack_owed)
+	if (!dp->resp.ack_owed)
 		return;
-	dp->ack_owed = false;
+	dp->resp.ack_owed = false;
 	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-		      dp->ack_owed_psn);
+		      dp->resp.ack_owed_psn);
 }
 
 /* a request given by rxe2_reorder_next() has to wait: first again */
 void rxe2_reorder_requeue(struct rxe2_qp *qp, struct sk_buff *skb)
 {
-	__skb_queue_head(&qp->dp.ooo_req, skb);
+	__skb_queue_head(&qp->dp.resp.ooo, skb);
 }
 
 /* RESET, destroy: nothing kept survives */
 void rxe2_reorder_purge(struct rxe2_qp *qp)
 {
-	qp->dp.ack_owed = false;
-	qp->dp.ooo_req_gap.kept = 0;
-	qp->dp.ooo_resp_gap.kept = 0;
-	__skb_queue_purge(&qp->dp.ooo_req);
-	__skb_queue_purge(&qp->dp.ooo_resp);
+	qp->dp.resp.ack_owed = false;
+	qp->dp.resp.ooo_gap.kept = 0;
+	qp->dp.comp.ooo_gap.kept = 0;
+	__skb_queue_purge(&qp->dp.resp.ooo);
+	__skb_queue_purge(&qp->dp.comp.ooo);
 }

@@ -276,7 +276,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	bool rc = rxe2_qp_requests_acked(qp);
 	bool ud = rxe2_qp_is_ud(qp);
 	u32 mtu = ud ? info->length : dp->mtu;
-	u32 off = dp->req_offset, n = 0, npsn = 1;
+	u32 off = dp->req.offset, n = 0, npsn = 1;
 	bool first, last, ackreq = false, gap, direct, sent = false;
 	const struct rxe2_opinfo *oi;
 	struct rxe2_av ud_av, *av = &dp->av;
@@ -296,8 +296,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		mtu = max_t(u32, mtu, 1);
 	}
 	if (off == 0) {
-		info->first_psn = dp->req_psn;
-		info->last_psn = (dp->req_psn +
+		info->first_psn = dp->req.psn;
+		info->last_psn = (dp->req.psn +
 				  (rxe2_is_atomic(w->opcode) ? 1 :
 				   rxe2_npkts(info->length, mtu)) - 1) &
 				 RXE2_PSN_MASK;
@@ -316,8 +316,8 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 	}
 	op = rxe2_wire_op(qp, w->opcode, first, last);
 	oi = &rxe2_opinfo[op];
-	gap = rc && rxe2_cc_gap_only(qp, dp->req_psn);
-	if (rc && (last || dp->req_noack + 1 >= RXE2_ACK_EVERY || gap))
+	gap = rc && rxe2_cc_gap_only(qp, dp->req.psn);
+	if (rc && (last || dp->req.noack + 1 >= RXE2_ACK_EVERY || gap))
 		ackreq = true;
 
 	/* from the SGEs: perhaps read in place by a local receiver */
@@ -328,7 +328,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 		return -ENOMEM;
 	rxe2_bth_init(bth, op,
 		      last && (w->send_flags & IB_SEND_SOLICITED),
-		      (4 - (n & 3)) & 3, dqpn, ackreq, dp->req_psn);
+		      (4 - (n & 3)) & 3, dqpn, ackreq, dp->req.psn);
 	if (oi->flags & RXE2_OPF_DETH) {
 		struct rxe2_deth *d = (void *)bth + rxe2_ext_off(oi->flags,
 							 RXE2_OPF_DETH);
@@ -390,7 +390,7 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 			};
 
 			/* only the headers staged: see rxe2_tx_begin() */
-			sent = !skb && dp->tx_stage_len == oi->hdr_len;
+			sent = !skb && dp->loop.tx_stage_len == oi->hdr_len;
 			rxe2_sge_seek(&c, off);
 			if (sent)
 				ret = rxe2_tx_direct(qp, av, sport, &c, n,
@@ -409,21 +409,21 @@ static int rxe2_req_packet(struct rxe2_qp *qp, u32 idx)
 
 	if (!sent)	/* a lost packet is retried */
 		rxe2_tx_finish(qp, av, sport, skb);
-	if (dp->rate_kbps)
+	if (dp->pace.rate_kbps)
 		rxe2_pace_sent(qp, oi->hdr_len + n);
 	if (ackreq)
-		rxe2_cc_sent(qp, dp->req_psn);
-	dp->req_noack = ackreq ? 0 : dp->req_noack + 1;
-	dp->req_psn = (dp->req_psn + npsn) & RXE2_PSN_MASK;
-	if (rxe2_psn_diff(dp->req_psn, dp->sent_psn) > 0)
-		dp->sent_psn = dp->req_psn;
+		rxe2_cc_sent(qp, dp->req.psn);
+	dp->req.noack = ackreq ? 0 : dp->req.noack + 1;
+	dp->req.psn = (dp->req.psn + npsn) & RXE2_PSN_MASK;
+	if (rxe2_psn_diff(dp->req.psn, dp->req.sent_psn) > 0)
+		dp->req.sent_psn = dp->req.psn;
 	if (rxe2_is_read_or_atomic(w->opcode))
-		dp->req_offset = info->length;
+		dp->req.offset = info->length;
 	else
-		dp->req_offset += n;
-	if (dp->req_offset >= info->length) {
-		dp->req_offset = 0;
-		dp->req_next++;
+		dp->req.offset += n;
+	if (dp->req.offset >= info->length) {
+		dp->req.offset = 0;
+		dp->req.next++;
 		info->state = rc ? RXE2_WQE_SENT : RXE2_WQE_DONE;
 	}
 	if (rc)
@@ -439,7 +439,7 @@ u32 rxe2_req_rd_inflight(struct rxe2_qp *qp)
 {
 	u32 i, n = 0;
 
-	for (i = qp->sq.dev_index; i != qp->dp.req_next; i++) {
+	for (i = qp->sq.dev_index; i != qp->dp.req.next; i++) {
 		struct rxe2_swqe_info *info = rxe2_sinfo(qp, i);
 
 		if (info->state == RXE2_WQE_SENT &&
@@ -457,41 +457,41 @@ void rxe2_req_rewind(struct rxe2_qp *qp, u32 psn)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_swqe_info *info;
-	u32 i, old_next = dp->req_next;
+	u32 i, old_next = dp->req.next;
 	int d;
 
-	if (rxe2_psn_diff(psn, dp->req_psn) >= 0)
+	if (rxe2_psn_diff(psn, dp->req.psn) >= 0)
 		return;		/* nothing sent from there yet */
 	rxe2_qp_dp_count(qp, RXE2_DPC_COMPLETER_RETRY);
 	rxe2_cc_resend(qp);
-	dp->reread_on = false;	/* the whole READ is asked again */
+	dp->comp.reread_on = false;	/* the whole READ is asked again */
 	trace_rxe2_retransmit(qp->ibqp.device->index, qp->ibqp.qp_num, psn,
-			      dp->req_psn);
+			      dp->req.psn);
 	for (i = qp->sq.dev_index; i != old_next; i++) {
 		info = rxe2_sinfo(qp, i);
 		if (info->state != RXE2_WQE_DONE &&
 		    rxe2_psn_diff(psn, info->last_psn) <= 0)
 			break;
 	}
-	/* i == old_next: inside the WQE being sent (req_offset > 0) */
+	/* i == old_next: inside the WQE being sent (req.offset > 0) */
 	info = rxe2_sinfo(qp, i);
 	d = rxe2_psn_diff(psn, info->first_psn);
 	if (d < 0 || rxe2_is_atomic(rxe2_swqe(qp, i)->opcode))
 		d = 0;
-	dp->req_offset = min_t(u64, (u64)d * dp->mtu, info->length);
-	if (dp->req_offset >= info->length) {
+	dp->req.offset = min_t(u64, (u64)d * dp->mtu, info->length);
+	if (dp->req.offset >= info->length) {
 		d = 0;
-		dp->req_offset = 0;
+		dp->req.offset = 0;
 	}
-	dp->req_next = i;
+	dp->req.next = i;
 	for (; i != old_next; i++) {
 		info = rxe2_sinfo(qp, i);
 		if (info->state == RXE2_WQE_SENT)
 			info->state = RXE2_WQE_STARTED;
 	}
-	dp->req_psn = (rxe2_sinfo(qp, dp->req_next)->first_psn + d) &
+	dp->req.psn = (rxe2_sinfo(qp, dp->req.next)->first_psn + d) &
 		      RXE2_PSN_MASK;
-	dp->req_noack = 0;
+	dp->req.noack = 0;
 }
 
 /*
@@ -507,35 +507,35 @@ u32 rxe2_req_skip(struct rxe2_qp *qp, u32 to)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 skipped = 0;
 
-	while (rxe2_psn_diff(dp->req_psn, to) < 0) {
-		struct rxe2_swqe_info *info = rxe2_sinfo(qp, dp->req_next);
-		u32 op = rxe2_swqe(qp, dp->req_next)->opcode;
+	while (rxe2_psn_diff(dp->req.psn, to) < 0) {
+		struct rxe2_swqe_info *info = rxe2_sinfo(qp, dp->req.next);
+		u32 op = rxe2_swqe(qp, dp->req.next)->opcode;
 		u32 left, n;
 
 		/* SQD: nothing from sqd_stop on, sent before or not */
-		if (qp->state == IB_QPS_SQD && dp->req_next == dp->sqd_stop)
+		if (qp->state == IB_QPS_SQD && dp->req.next == dp->req.sqd_stop)
 			break;
 		if (info->state == RXE2_WQE_DONE && rxe2_is_local_op(op)) {
-			dp->req_next++;
+			dp->req.next++;
 			continue;
 		}
 		if (info->state != RXE2_WQE_STARTED ||
 		    rxe2_is_read_or_atomic(op) || rxe2_is_local_op(op))
 			break;
-		left = rxe2_psn_diff(info->last_psn, dp->req_psn) + 1;
-		n = min_t(u32, left, rxe2_psn_diff(to, dp->req_psn));
-		dp->req_psn = (dp->req_psn + n) & RXE2_PSN_MASK;
+		left = rxe2_psn_diff(info->last_psn, dp->req.psn) + 1;
+		n = min_t(u32, left, rxe2_psn_diff(to, dp->req.psn));
+		dp->req.psn = (dp->req.psn + n) & RXE2_PSN_MASK;
 		skipped += n;
 		if (n < left) {
-			dp->req_offset += n * dp->mtu;
+			dp->req.offset += n * dp->mtu;
 			break;
 		}
-		dp->req_offset = 0;
-		dp->req_next++;
+		dp->req.offset = 0;
+		dp->req.next++;
 		info->state = RXE2_WQE_SENT;
 	}
 	if (skipped) {
-		dp->req_noack = 0;
+		dp->req.noack = 0;
 		rxe2_qp_dp_count(qp, RXE2_DPC_RESEND_SKIPPED);
 	}
 	return skipped;
@@ -604,7 +604,7 @@ static bool rxe2_req_local_op(struct rxe2_qp *qp, u32 idx)
 	info->state = RXE2_WQE_DONE;
 	info->status = status;
 	info->length = 0;
-	qp->dp.req_next++;
+	qp->dp.req.next++;
 	rxe2_comp_retire(qp);
 	if (status)
 		rxe2_qp_error(qp);
@@ -627,13 +627,13 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 	for (;;) {
 		struct rxe2_swqe_info *info;
 		struct rxe2_send_wqe *w;
-		u32 idx = dp->req_next;
+		u32 idx = dp->req.next;
 		int status;
 
 		if (test_bit(RXE2_QPF_RNR_WAIT, &dp->flags))
 			return;
 		/* SQD: finish (and resend) what was started, start nothing */
-		if (qp->state == IB_QPS_SQD && idx == dp->sqd_stop)
+		if (qp->state == IB_QPS_SQD && idx == dp->req.sqd_stop)
 			break;
 		avail = rxe2_ring_dev_avail(&qp->sq);
 		if (avail < 0) {
@@ -657,7 +657,7 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 		 * a second run would find the MR or window already VALID.
 		 */
 		if (info->state == RXE2_WQE_DONE) {
-			dp->req_next++;
+			dp->req.next++;
 			continue;
 		}
 		if (info->state == RXE2_WQE_NEW) {
@@ -665,13 +665,13 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 			if (status) {
 				info->state = RXE2_WQE_DONE;
 				info->status = status;
-				dp->req_next++;
+				dp->req.next++;
 				rxe2_comp_retire(qp);
 				rxe2_qp_error(qp);
 				return;
 			}
 		}
-		if (dp->req_offset == 0 && rc &&
+		if (dp->req.offset == 0 && rc &&
 		    (rxe2_is_read_or_atomic(w->opcode) ||
 		     (w->send_flags & IB_SEND_FENCE)) &&
 		    rxe2_req_rd_inflight(qp) >=
@@ -686,7 +686,7 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 		 * Ahead of its rate: the pace timer runs the QP again.  Only
 		 * packets wait; local operations and go-back-N's skips do not.
 		 */
-		if (dp->rate_kbps && !rxe2_pace_may_send(qp))
+		if (dp->pace.rate_kbps && !rxe2_pace_may_send(qp))
 			break;
 		status = qp->ibqp.qp_type == IB_QPT_RAW_PACKET ?
 			 rxe2_raw_send(qp, idx) : rxe2_req_packet(qp, idx);
@@ -695,8 +695,8 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
 		if (status) {
 			info->state = RXE2_WQE_DONE;
 			info->status = status;
-			dp->req_next++;
-			dp->req_offset = 0;
+			dp->req.next++;
+			dp->req.offset = 0;
 			rxe2_comp_retire(qp);
 			rxe2_qp_error(qp);
 			return;

@@ -47,9 +47,9 @@ void rxe2_resp_drop_holds(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
-	rxe2_mr_msg_end(&dp->wr_hold, 1);
-	rxe2_mr_msg_end(&dp->rd_hold, 1);
+	rxe2_mr_msg_end(dp->resp.rcv_hold, RXE2_RECV_MRS);
+	rxe2_mr_msg_end(&dp->resp.write.hold, 1);
+	rxe2_mr_msg_end(&dp->resp.read.hold, 1);
 }
 
 /*
@@ -62,17 +62,17 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	u32 i;
 
 	rxe2_resp_drop_holds(qp);
-	for (i = 0; dp->sinfo && i < qp->sq.num_slots; i++)
-		rxe2_mr_msg_end(dp->sinfo[i].hold, RXE2_WQE_MRS);
+	for (i = 0; dp->req.sinfo && i < qp->sq.num_slots; i++)
+		rxe2_mr_msg_end(dp->req.sinfo[i].hold, RXE2_WQE_MRS);
 	rxe2_tm_msg_abort(qp, true);
-	dp->have_rwqe = false;
-	dp->rcv_inline = false;
-	dp->sq_inline = false;
-	dp->in_msg = false;
-	WRITE_ONCE(dp->rd_active, false);
-	dp->nak_sent = false;
-	memset(dp->atomic_res, 0, sizeof(dp->atomic_res));
-	dp->atomic_next = 0;
+	dp->resp.have_rwqe = false;
+	dp->resp.rcv_inline = false;
+	dp->comp.inl_staged = false;
+	dp->resp.in_msg = false;
+	WRITE_ONCE(dp->resp.read.active, false);
+	dp->resp.nak_sent = false;
+	memset(dp->resp.atomic_res, 0, sizeof(dp->resp.atomic_res));
+	dp->resp.atomic_next = 0;
 }
 
 static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
@@ -105,13 +105,14 @@ void rxe2_send_ack(struct rxe2_qp *qp, u8 syn, u32 psn)
 	if ((syn & RXE2_AETH_TYPE_MASK) != RXE2_AETH_ACK)
 		trace_rxe2_nak(qp->ibqp.device->index, qp->ibqp.qp_num,
 			       psn & RXE2_PSN_MASK, syn, true);
-	else if (rxe2_tx_loop_ack(qp, (u32)syn << 24 | (qp->dp.msn & 0xffffff),
+	else if (rxe2_tx_loop_ack(qp,
+				  (u32)syn << 24 | (qp->dp.resp.msn & 0xffffff),
 				  psn & RXE2_PSN_MASK))
 		return;
 	bth = rxe2_resp_alloc(qp, RXE2_OP_ACK, 0, psn, &skb);
 	if (!bth)
 		return;
-	rxe2_set_aeth(bth, RXE2_OP_ACK, syn, qp->dp.msn);
+	rxe2_set_aeth(bth, RXE2_OP_ACK, syn, qp->dp.resp.msn);
 	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
 }
 
@@ -125,7 +126,7 @@ void rxe2_send_empty_read_resp(struct rxe2_qp *qp, u32 psn)
 	if (!bth)
 		return;
 	rxe2_set_aeth(bth, RXE2_OP_READ_RESP_ONLY, RXE2_AETH_ACK |
-		      RXE2_AETH_CREDIT_INVALID, qp->dp.msn);
+		      RXE2_AETH_CREDIT_INVALID, qp->dp.resp.msn);
 	rxe2_tx_send(qp, &qp->dp.av, qp->dp.src_port, skb);
 }
 
@@ -139,7 +140,7 @@ static void rxe2_send_atomic_ack(struct rxe2_qp *qp, u32 psn, u64 orig)
 	if (!bth)
 		return;
 	rxe2_set_aeth(bth, RXE2_OP_ATOMIC_ACK, RXE2_AETH_ACK |
-		      RXE2_AETH_CREDIT_INVALID, qp->dp.msn);
+		      RXE2_AETH_CREDIT_INVALID, qp->dp.resp.msn);
 	ack = (void *)bth + rxe2_ext_off(rxe2_opinfo[RXE2_OP_ATOMIC_ACK].flags,
 					 RXE2_OPF_ATMACK);
 	ack->orig = cpu_to_be64(orig);
@@ -150,16 +151,16 @@ static void rxe2_send_atomic_ack(struct rxe2_qp *qp, u32 psn, u64 orig)
 void rxe2_recv_cqe_post(struct rxe2_qp *qp, struct rxe2_cqe_inline *ic,
 			bool solicited)
 {
-	bool inl = qp->dp.rcv_inline && ic->cqe.status == IB_WC_SUCCESS;
+	bool inl = qp->dp.resp.rcv_inline && ic->cqe.status == IB_WC_SUCCESS;
 
 	if (inl) {
-		const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+		const struct rxe2_recv_wqe *w = (void *)qp->dp.resp.rwqe;
 
-		rxe2_cqe_set_inline(ic, qp->dp.inl_data, ic->cqe.byte_len,
+		rxe2_cqe_set_inline(ic, qp->dp.resp.inl_data, ic->cqe.byte_len,
 				    (const struct rxe2_sge *)(w + 1),
 				    w->num_sge);
 	}
-	qp->dp.rcv_inline = false;
+	qp->dp.resp.rcv_inline = false;
 	if (rxe2_cq_post(rxe2_qp_recv_cq(qp), &ic->cqe, solicited)) {
 		rxe2_qp_error(qp);
 		return;
@@ -207,10 +208,10 @@ void rxe2_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
  */
 static void rxe2_resp_choose_inline(struct rxe2_qp *qp, u32 len)
 {
-	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.resp.rwqe;
 	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
 
-	qp->dp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
+	qp->dp.resp.rcv_inline = qp->max_inl_recv && len <= qp->max_inl_recv &&
 			    w->num_sge != U32_MAX &&
 			    rxe2_inline_sges(sge, w->num_sge, len, NULL) >= 0 &&
 			    !rxe2_sges_name_pa_mr(qp, sge, w->num_sge, len);
@@ -223,12 +224,12 @@ int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 	struct rxe2_srq *srq = rxe2_qp_srq(qp);
 	struct rxe2_ring *r = srq ? &srq->ring : &qp->rq;
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->resp.rwqe;
 	bool limit = false;
 	unsigned long flags;
 	int avail;
 
-	if (dp->have_rwqe)
+	if (dp->resp.have_rwqe)
 		return 0;
 	/* an XRC target without the SRQ of a request has nothing to take */
 	if (!srq && !qp->has_rq)
@@ -236,7 +237,7 @@ int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 	spin_lock_irqsave(&r->lock, flags);
 	avail = rxe2_ring_dev_avail(r);
 	if (avail > 0) {
-		memcpy(dp->rwqe, rxe2_ring_slot(r, r->dev_index),
+		memcpy(dp->resp.rwqe, rxe2_ring_slot(r, r->dev_index),
 		       r->slot_size);
 		rxe2_ring_dev_advance(r);
 		if (srq && srq->srq_limit && avail - 1 < srq->srq_limit) {
@@ -258,9 +259,9 @@ int rxe2_resp_get_rwqe(struct rxe2_qp *qp)
 		return -EPROTO;
 	if (!avail)
 		return -EAGAIN;
-	dp->have_rwqe = true;
-	dp->rcv_offset = 0;
-	dp->rcv_inline = false;
+	dp->resp.have_rwqe = true;
+	dp->resp.rcv_offset = 0;
+	dp->resp.rcv_inline = false;
 	if (w->num_sge > max_sge ||
 	    RXE2_RECV_WQE_HDR_SIZE + w->num_sge * sizeof(struct rxe2_sge) >
 	    r->slot_size)
@@ -298,7 +299,7 @@ bool rxe2_resp_datagram_rwqe(struct rxe2_qp *qp, u32 len)
  */
 bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
 {
-	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.resp.rwqe;
 	const struct rxe2_sge *sge = (const struct rxe2_sge *)(w + 1);
 	u64 room = 0;
 	u32 i;
@@ -317,7 +318,7 @@ bool rxe2_resp_rwqe_fits(struct rxe2_qp *qp, u32 len)
 static int rxe2_resp_place_from(struct rxe2_qp *qp, void *buf,
 				struct rxe2_src *src, u32 len)
 {
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)qp->dp.resp.rwqe;
 	struct rxe2_sge_cursor c = {
 		.sge = (const struct rxe2_sge *)(w + 1),
 		.num = w->num_sge,
@@ -326,28 +327,29 @@ static int rxe2_resp_place_from(struct rxe2_qp *qp, void *buf,
 
 	if (w->num_sge == U32_MAX)
 		return -EACCES;
-	if (qp->dp.rcv_inline) {
+	if (qp->dp.resp.rcv_inline) {
 		/* rxe2_resp_choose_inline() saw the whole message fit */
-		if (len > sizeof(qp->dp.inl_data) - qp->dp.rcv_offset)
+		if (len > sizeof(qp->dp.resp.inl_data) - qp->dp.resp.rcv_offset)
 			return -EINVAL;
 		if (buf)
-			memcpy(qp->dp.inl_data + qp->dp.rcv_offset, buf, len);
+			memcpy(qp->dp.resp.inl_data + qp->dp.resp.rcv_offset,
+			       buf, len);
 		else
-			rxe2_src_read(src, qp->dp.inl_data + qp->dp.rcv_offset,
-				      len);
-		qp->dp.rcv_offset += len;
+			rxe2_src_read(src, qp->dp.resp.inl_data +
+				      qp->dp.resp.rcv_offset, len);
+		qp->dp.resp.rcv_offset += len;
 		return 0;
 	}
-	rxe2_sge_seek(&c, qp->dp.rcv_offset);
+	rxe2_sge_seek(&c, qp->dp.resp.rcv_offset);
 	/* a slot for every SGE the WQE may have: all held */
 	if (buf)
-		ret = rxe2_sge_copy(qp, &c, buf, len, true, qp->dp.rcv_hold,
-				    RXE2_RECV_MRS, NULL);
+		ret = rxe2_sge_copy(qp, &c, buf, len, true,
+				    qp->dp.resp.rcv_hold, RXE2_RECV_MRS, NULL);
 	else
-		ret = rxe2_sge_copy_src(qp, &c, src, len, qp->dp.rcv_hold,
+		ret = rxe2_sge_copy_src(qp, &c, src, len, qp->dp.resp.rcv_hold,
 					RXE2_RECV_MRS);
 	if (!ret)
-		qp->dp.rcv_offset += len;
+		qp->dp.resp.rcv_offset += len;
 	return ret;
 }
 
@@ -367,9 +369,10 @@ void rxe2_resp_fatal(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 		rxe2_send_ack(qp, RXE2_AETH_NAK | nak, pkt->psn);
 	rxe2_resp_drop_holds(qp);
 	rxe2_tm_msg_abort(qp, false);
-	if (dp->have_rwqe) {
-		dp->have_rwqe = false;
-		rxe2_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+	if (dp->resp.have_rwqe) {
+		dp->resp.have_rwqe = false;
+		rxe2_recv_cqe(qp,
+			      ((struct rxe2_recv_wqe *)dp->resp.rwqe)->wr_id,
 			      status, IB_WC_RECV, 0, 0, 0, false);
 	}
 	rxe2_qp_error(qp);
@@ -388,7 +391,7 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_send_ack(qp, RXE2_AETH_RNR |
 			      (qp->attr.min_rnr_timer & RXE2_AETH_VAL_MASK),
 			      pkt->psn);
-		qp->dp.nak_sent = true;
+		qp->dp.resp.nak_sent = true;
 	}
 	rxe2_qp_dropped(qp, RXE2_DROP_NO_RECV);
 }
@@ -465,10 +468,10 @@ struct rxe2_mr *rxe2_resp_mr(struct rxe2_qp *qp, struct rxe2_mr_hold *hold,
 
 static void rxe2_resp_done_msg(struct rxe2_qp *qp)
 {
-	qp->dp.msn = (qp->dp.msn + 1) & 0xffffff;
-	qp->dp.in_msg = false;
-	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
-	rxe2_mr_msg_end(&qp->dp.wr_hold, 1);
+	qp->dp.resp.msn = (qp->dp.resp.msn + 1) & 0xffffff;
+	qp->dp.resp.in_msg = false;
+	rxe2_mr_msg_end(qp->dp.resp.rcv_hold, RXE2_RECV_MRS);
+	rxe2_mr_msg_end(&qp->dp.resp.write.hold, 1);
 }
 
 /* the SRQ of a QP whose SENDs carry tag matching headers, or NULL */
@@ -491,14 +494,14 @@ static void rxe2_resp_ackreq(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_reorder_owe_ack(qp, pkt->psn);
 		return;
 	}
-	qp->dp.ack_owed = false;	/* this one covers it */
+	qp->dp.resp.ack_owed = false;	/* this one covers it */
 	rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID, pkt->psn);
 }
 
 static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->resp.rwqe;
 	struct rxe2_srq *tm_srq = rxe2_resp_tm_srq(qp);
 	u32 flags = 0, ex = 0, skip = 0;
 	int ret;
@@ -514,15 +517,15 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			rxe2_qp_error(qp);
 			return;
 		}
-		rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
-		dp->in_msg = true;
-		dp->resp_op = RXE2_OPF_SEND;
-		dp->rcv_offset = 0;
+		rxe2_mr_msg_end(dp->resp.rcv_hold, RXE2_RECV_MRS);
+		dp->resp.in_msg = true;
+		dp->resp.op = RXE2_OPF_SEND;
+		dp->resp.rcv_offset = 0;
 		/* a TM SRQ's completions have no room for inline data */
 		rxe2_resp_choose_inline(qp, pkt->flags & RXE2_OPF_LAST &&
 					!tm_srq ? pkt->paylen : U32_MAX);
 		if (tm_srq)	/* a matched EAGER's TMH, an RNDV READ's all */
-			skip = min(dp->tm_skip, pkt->paylen);
+			skip = min(dp->tm.skip, pkt->paylen);
 	}
 	if (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
@@ -540,7 +543,7 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 					IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	dp->resp.psn = (dp->resp.psn + 1) & RXE2_PSN_MASK;
 	if (pkt->flags & RXE2_OPF_LAST) {
 		if (pkt->flags & (RXE2_OPF_IMM | RXE2_OPF_IETH)) {
 			memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
@@ -567,14 +570,15 @@ static void rxe2_resp_send(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				}
 			}
 		}
-		dp->have_rwqe = false;
+		dp->resp.have_rwqe = false;
 		rxe2_resp_done_msg(qp);
 		if (tm_srq)
-			rxe2_tm_recv_done(qp, tm_srq, w->wr_id, dp->rcv_offset,
-					  flags, ex, pkt->se);
+			rxe2_tm_recv_done(qp, tm_srq, w->wr_id,
+					  dp->resp.rcv_offset, flags, ex,
+					  pkt->se);
 		else
 			rxe2_recv_cqe(qp, w->wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-				      dp->rcv_offset, flags, ex, pkt->se);
+				      dp->resp.rcv_offset, flags, ex, pkt->se);
 	}
 	rxe2_resp_ackreq(qp, pkt);
 }
@@ -602,13 +606,14 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		u32 len = ntohl(r->len);
 
 		/* the message holds the MR object it finds here */
-		rxe2_mr_msg_end(&dp->wr_hold, 1);
+		rxe2_mr_msg_end(&dp->resp.write.hold, 1);
 		if (len) {
 			u64 mr_va = va;
-			struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->wr_hold,
-							  ntohl(r->rkey),
-							  &mr_va, len,
-							  IB_ACCESS_REMOTE_WRITE);
+			struct rxe2_mr *mr;
+
+			mr = rxe2_resp_mr(qp, &dp->resp.write.hold,
+					  ntohl(r->rkey), &mr_va, len,
+					  IB_ACCESS_REMOTE_WRITE);
 
 			if (!mr) {
 				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
@@ -617,25 +622,26 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			}
 			rxe2_mr_put(mr);
 		}
-		dp->wr_rkey = ntohl(r->rkey);
-		dp->wr_va = va;
-		dp->wr_len = len;
-		dp->wr_resid = len;
-		dp->in_msg = true;
-		dp->resp_op = RXE2_OPF_WRITE;
+		dp->resp.write.rkey = ntohl(r->rkey);
+		dp->resp.write.va = va;
+		dp->resp.write.len = len;
+		dp->resp.write.resid = len;
+		dp->resp.in_msg = true;
+		dp->resp.op = RXE2_OPF_WRITE;
 	}
-	if (pkt->paylen > dp->wr_resid ||
+	if (pkt->paylen > dp->resp.write.resid ||
 	    (!(pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->mtu) ||
-	    ((pkt->flags & RXE2_OPF_LAST) && pkt->paylen != dp->wr_resid)) {
+	    ((pkt->flags & RXE2_OPF_LAST) &&
+	     pkt->paylen != dp->resp.write.resid)) {
 		rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
 				IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	if (pkt->paylen) {
 		/* a dereg waits for this copy only, never for the message */
-		u64 mr_va = dp->wr_va;
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->wr_hold,
-						  dp->wr_rkey, &mr_va,
+		u64 mr_va = dp->resp.write.va;
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->resp.write.hold,
+						  dp->resp.write.rkey, &mr_va,
 						  pkt->paylen,
 						  IB_ACCESS_REMOTE_WRITE);
 
@@ -654,21 +660,21 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 					IB_WC_REM_ACCESS_ERR);
 			return;
 		}
-		dp->wr_va += pkt->paylen;
-		dp->wr_resid -= pkt->paylen;
+		dp->resp.write.va += pkt->paylen;
+		dp->resp.write.resid -= pkt->paylen;
 	}
-	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	dp->resp.psn = (dp->resp.psn + 1) & RXE2_PSN_MASK;
 	if (pkt->flags & RXE2_OPF_LAST) {
 		rxe2_resp_done_msg(qp);
 		if (imm) {
 			u32 ex;
 
 			memcpy(&ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
-			dp->have_rwqe = false;
+			dp->resp.have_rwqe = false;
 			rxe2_recv_cqe(qp,
-				      ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+				      ((struct rxe2_recv_wqe *)dp->resp.rwqe)->wr_id,
 				      IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
-				      dp->wr_len, RXE2_WC_WITH_IMM, ex,
+				      dp->resp.write.len, RXE2_WC_WITH_IMM, ex,
 				      pkt->se);
 		}
 	}
@@ -678,14 +684,14 @@ static void rxe2_resp_write(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 /* no more responses (the requester asks again if it still wants them) */
 static void rxe2_resp_read_stop(struct rxe2_qp *qp)
 {
-	WRITE_ONCE(qp->dp.rd_active, false);
-	rxe2_mr_msg_end(&qp->dp.rd_hold, 1);
+	WRITE_ONCE(qp->dp.resp.read.active, false);
+	rxe2_mr_msg_end(&qp->dp.resp.read.hold, 1);
 }
 
 /*
  * Send up to a budget of the pending RDMA READ responses; the rest go on
  * the next run (received packets wait meanwhile, keeping the order).
- * The responses hold the MR object the request found (rd_hold), so they
+ * The responses hold the MR object the request found (read.hold), so they
  * all read one translation; between runs only that hold stays, which a
  * dereg does not wait for.
  */
@@ -693,24 +699,26 @@ static void rxe2_resp_read_stream(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_mr *mr = NULL;
-	u64 mr_va = dp->rd_va;
+	u64 mr_va = dp->resp.read.va;
 	int budget = 64;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
 		rxe2_resp_read_stop(qp);
 		return;
 	}
-	if (dp->rd_len) {
-		mr = rxe2_resp_mr(qp, &dp->rd_hold, dp->rd_rkey, &mr_va,
-				  dp->rd_len, IB_ACCESS_REMOTE_READ);
+	if (dp->resp.read.len) {
+		mr = rxe2_resp_mr(qp, &dp->resp.read.hold, dp->resp.read.rkey,
+				  &mr_va, dp->resp.read.len,
+				  IB_ACCESS_REMOTE_READ);
 		if (!mr) {
 			rxe2_resp_read_stop(qp);	/* the requester retries */
 			return;
 		}
 	}
-	while (dp->rd_active && budget--) {
-		u32 n = min(dp->mtu, dp->rd_len - dp->rd_off);
-		bool first = dp->rd_off == 0, last = dp->rd_off + n == dp->rd_len;
+	while (dp->resp.read.active && budget--) {
+		u32 n = min(dp->mtu, dp->resp.read.len - dp->resp.read.off);
+		bool first = dp->resp.read.off == 0;
+		bool last = dp->resp.read.off + n == dp->resp.read.len;
 		struct rxe2_bth *bth;
 		struct sk_buff *skb;
 		u8 op = first && last ? RXE2_OP_READ_RESP_ONLY :
@@ -718,31 +726,31 @@ static void rxe2_resp_read_stream(struct rxe2_qp *qp)
 			last ? RXE2_OP_READ_RESP_LAST :
 			RXE2_OP_READ_RESP_MIDDLE;
 
-		bth = rxe2_resp_alloc(qp, op, n, dp->rd_psn, &skb);
+		bth = rxe2_resp_alloc(qp, op, n, dp->resp.read.psn, &skb);
 		if (!bth)
 			break;
 		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
 			rxe2_set_aeth(bth, op, RXE2_AETH_ACK |
-				      RXE2_AETH_CREDIT_INVALID, dp->msn);
-		if (n && rxe2_mr_copy(mr, mr_va + dp->rd_off,
+				      RXE2_AETH_CREDIT_INVALID, dp->resp.msn);
+		if (n && rxe2_mr_copy(mr, mr_va + dp->resp.read.off,
 				      (u8 *)bth + rxe2_opinfo[op].hdr_len, n,
 				      false)) {
 			kfree_skb(skb);
-			WRITE_ONCE(dp->rd_active, false);
+			WRITE_ONCE(dp->resp.read.active, false);
 			break;
 		}
 		rxe2_tx_send(qp, &dp->av, dp->src_port, skb);
-		dp->rd_off += n;
-		dp->rd_psn = (dp->rd_psn + 1) & RXE2_PSN_MASK;
+		dp->resp.read.off += n;
+		dp->resp.read.psn = (dp->resp.read.psn + 1) & RXE2_PSN_MASK;
 		if (last)
-			WRITE_ONCE(dp->rd_active, false);
+			WRITE_ONCE(dp->resp.read.active, false);
 	}
 	if (mr)
 		rxe2_mr_put(mr);
-	if (dp->rd_active)
+	if (dp->resp.read.active)
 		rxe2_qp_kick(qp);
 	else
-		rxe2_mr_msg_end(&dp->rd_hold, 1);
+		rxe2_mr_msg_end(&dp->resp.read.hold, 1);
 }
 
 /* the READ responses still to send, from rxe2_rx_run() too */
@@ -751,8 +759,9 @@ void rxe2_resp_read_cont(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 
 	/* an XRC target answers through the PD of the READ's SRQ */
-	if (rxe2_qp_is_xrc_tgt(qp) && !dp->xrc_srq) {
-		if (rxe2_xrc_srq_enter(qp, dp->rd_srqn, dp->rd_srq_serial)) {
+	if (rxe2_qp_is_xrc_tgt(qp) && !dp->resp.xrc_srq) {
+		if (rxe2_xrc_srq_enter(qp, dp->resp.read.srqn,
+				       dp->resp.read.srq_serial)) {
 			rxe2_resp_read_stream(qp);
 			rxe2_xrc_srq_leave(qp);
 		} else {
@@ -775,11 +784,11 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 	if (!dup)
 		rxe2_reorder_pay_ack(qp);
 	/* a new stream (or one asked again) finds its MR object anew */
-	WRITE_ONCE(dp->rd_active, false);
-	rxe2_mr_msg_end(&dp->rd_hold, 1);
+	WRITE_ONCE(dp->resp.read.active, false);
+	rxe2_mr_msg_end(&dp->resp.read.hold, 1);
 	if (len) {
 		u64 mr_va = va;
-		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->rd_hold,
+		struct rxe2_mr *mr = rxe2_resp_mr(qp, &dp->resp.read.hold,
 						  ntohl(r->rkey), &mr_va,
 						  len, IB_ACCESS_REMOTE_READ);
 
@@ -794,7 +803,7 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 			mr = NULL;
 		}
 		if (!mr) {
-			rxe2_mr_msg_end(&dp->rd_hold, 1);
+			rxe2_mr_msg_end(&dp->resp.read.hold, 1);
 			if (!dup)
 				rxe2_resp_fatal(qp, pkt, RXE2_NAK_REM_ACCESS,
 						IB_WC_REM_ACCESS_ERR);
@@ -803,19 +812,19 @@ static void rxe2_resp_read(struct rxe2_qp *qp, struct rxe2_pkt *pkt, bool dup)
 		rxe2_mr_put(mr);
 	}
 	if (!dup) {
-		dp->resp_psn = (dp->resp_psn + npkts) & RXE2_PSN_MASK;
+		dp->resp.psn = (dp->resp.psn + npkts) & RXE2_PSN_MASK;
 		rxe2_resp_done_msg(qp);
 	}
-	dp->rd_rkey = ntohl(r->rkey);
-	dp->rd_va = va;
-	dp->rd_len = len;
-	dp->rd_off = 0;
-	dp->rd_psn = pkt->psn;
-	if (dp->xrc_srq) {	/* its PD checks the rkey at every run */
-		dp->rd_srqn = dp->xrc_srq->index;
-		dp->rd_srq_serial = dp->xrc_srq->serial;
+	dp->resp.read.rkey = ntohl(r->rkey);
+	dp->resp.read.va = va;
+	dp->resp.read.len = len;
+	dp->resp.read.off = 0;
+	dp->resp.read.psn = pkt->psn;
+	if (dp->resp.xrc_srq) {	/* its PD checks the rkey at every run */
+		dp->resp.read.srqn = dp->resp.xrc_srq->index;
+		dp->resp.read.srq_serial = dp->resp.xrc_srq->serial;
 	}
-	WRITE_ONCE(dp->rd_active, true);
+	WRITE_ONCE(dp->resp.read.active, true);
 	rxe2_resp_read_cont(qp);
 }
 
@@ -917,12 +926,12 @@ void rxe2_resp_executed(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_atomic_res *res;
 
-	res = &dp->atomic_res[dp->atomic_next++ % RXE2_ATOMIC_REPLAY];
+	res = &dp->resp.atomic_res[dp->resp.atomic_next++ % RXE2_ATOMIC_REPLAY];
 	res->valid = true;
 	res->placement = placement;
 	res->psn = pkt->psn;
 	res->orig = orig;
-	dp->resp_psn = (dp->resp_psn + 1) & RXE2_PSN_MASK;
+	dp->resp.psn = (dp->resp.psn + 1) & RXE2_PSN_MASK;
 	rxe2_resp_done_msg(qp);
 	if (placement)
 		rxe2_send_empty_read_resp(qp, pkt->psn);
@@ -940,7 +949,7 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	} else if (pkt->flags & (RXE2_OPF_ATOMIC | RXE2_OPF_PLACE)) {
 		/* too old to be remembered: never executed again, no answer */
 		for (i = 0; i < RXE2_ATOMIC_REPLAY; i++) {
-			struct rxe2_atomic_res *res = &dp->atomic_res[i];
+			struct rxe2_atomic_res *res = &dp->resp.atomic_res[i];
 
 			if (!res->valid || res->psn != pkt->psn ||
 			    res->placement != !!(pkt->flags & RXE2_OPF_PLACE))
@@ -959,7 +968,7 @@ static void rxe2_resp_duplicate(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		 * run is short: its window after a timeout is 16 (rxe2_cc.c).
 		 */
 		rxe2_send_ack(qp, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
-			      (dp->resp_psn - 1) & RXE2_PSN_MASK);
+			      (dp->resp.psn - 1) & RXE2_PSN_MASK);
 	}
 }
 
@@ -994,11 +1003,11 @@ static void rxe2_resp_ud(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	qp->dp.have_rwqe = false;
-	rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	qp->dp.resp.have_rwqe = false;
+	rxe2_mr_msg_end(qp->dp.resp.rcv_hold, RXE2_RECV_MRS);
 	rxe2_recv_cqe_init(qp, &ic,
-			   ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id,
-			   IB_WC_SUCCESS, IB_WC_RECV, qp->dp.rcv_offset);
+			   ((struct rxe2_recv_wqe *)qp->dp.resp.rwqe)->wr_id,
+			   IB_WC_SUCCESS, IB_WC_RECV, qp->dp.resp.rcv_offset);
 	ic.cqe.wc_flags = RXE2_WC_GRH;
 	if (pkt->flags & RXE2_OPF_IMM) {
 		memcpy(&ic.cqe.ex, rxe2_pkt_ext(pkt, RXE2_OPF_IMM), 4);
@@ -1020,13 +1029,13 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_resp_ud(qp, pkt);
 		return;
 	}
-	d = rxe2_psn_diff(pkt->psn, dp->resp_psn);
+	d = rxe2_psn_diff(pkt->psn, dp->resp.psn);
 	if (rc && d > 0) {
-		if (!dp->nak_sent) {
-			dp->nak_sent = true;
+		if (!dp->resp.nak_sent) {
+			dp->resp.nak_sent = true;
 			rxe2_qp_dp_count(qp, RXE2_DPC_OUT_OF_SEQ_REQUEST);
 			rxe2_send_ack(qp, RXE2_AETH_NAK | RXE2_NAK_PSN_SEQ,
-				      dp->resp_psn);
+				      dp->resp.psn);
 		}
 		return;
 	}
@@ -1037,14 +1046,14 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	}
 	if (!rc && d) {
 		/* UC: packets were lost; the message in progress is gone */
-		dp->in_msg = false;
-		rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
-		rxe2_mr_msg_end(&dp->wr_hold, 1);
-		dp->rcv_offset = 0;
-		dp->resp_psn = pkt->psn;
+		dp->resp.in_msg = false;
+		rxe2_mr_msg_end(dp->resp.rcv_hold, RXE2_RECV_MRS);
+		rxe2_mr_msg_end(&dp->resp.write.hold, 1);
+		dp->resp.rcv_offset = 0;
+		dp->resp.psn = pkt->psn;
 	}
-	dp->nak_sent = false;
-	if (rc && !dp->in_msg && (pkt->flags & RXE2_OPF_FIRST) &&
+	dp->resp.nak_sent = false;
+	if (rc && !dp->resp.in_msg && (pkt->flags & RXE2_OPF_FIRST) &&
 	    rxe2_fault_on(rxe2_qp_rdev(qp),
 			  RXE2_FAULT_ON_RNR | RXE2_FAULT_ON_RESP) &&
 	    rxe2_resp_forced_nak(qp, pkt))
@@ -1055,18 +1064,18 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 		rxe2_qp_pcount(qp, RXE2_PC_ACK_DEFERRED, 1);
 
 	/* opcode sequence: a FIRST/ONLY starts a message, others continue */
-	if (dp->in_msg ? (pkt->flags & RXE2_OPF_FIRST) ||
-			 !(pkt->flags & dp->resp_op) :
+	if (dp->resp.in_msg ? (pkt->flags & RXE2_OPF_FIRST) ||
+			 !(pkt->flags & dp->resp.op) :
 			 !(pkt->flags & RXE2_OPF_FIRST)) {
 		if (rc) {
 			rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ,
 					IB_WC_REM_INV_REQ_ERR);
 		} else {
-			dp->in_msg = false;
-			dp->rcv_offset = 0;
-			dp->resp_psn = (pkt->psn + 1) & RXE2_PSN_MASK;
-			rxe2_mr_msg_end(dp->rcv_hold, RXE2_RECV_MRS);
-			rxe2_mr_msg_end(&dp->wr_hold, 1);
+			dp->resp.in_msg = false;
+			dp->resp.rcv_offset = 0;
+			dp->resp.psn = (pkt->psn + 1) & RXE2_PSN_MASK;
+			rxe2_mr_msg_end(dp->resp.rcv_hold, RXE2_RECV_MRS);
+			rxe2_mr_msg_end(&dp->resp.write.hold, 1);
 		}
 		return;
 	}

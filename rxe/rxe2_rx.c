@@ -263,7 +263,7 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 }
 
 /*
- * A request handed over by rxe2_qp_deliver_req(), in dp.loop_req (or kept
+ * A request handed over by rxe2_qp_deliver_req(), in dp.loop.req (or kept
  * from there by rxe2_reorder_hold(), in an skb): our own requester built
  * it, but it may name a QP of another type (a peer that points an RC QP
  * at a UC QP's number), so opcode and length are checked as for a
@@ -330,7 +330,7 @@ static void rxe2_rx_loop_ack(struct rxe2_qp *qp, u32 smsn, u32 psn)
 enum rxe2_rx_what {
 	RXE2_RX_NONE,
 	RXE2_RX_ACK,		/* a handed-over ACK: *smsn, *psn */
-	RXE2_RX_REQ,		/* a handed-over request in dp.loop_req */
+	RXE2_RX_REQ,		/* a handed-over request in dp.loop.req */
 	RXE2_RX_SKB,		/* a packet: *skb */
 };
 
@@ -349,12 +349,12 @@ static enum rxe2_rx_what rxe2_rx_next(struct rxe2_qp *qp,
 	unsigned long flags;
 
 	spin_lock_irqsave(&dp->rx_queue.lock, flags);
-	if (dp->loop_ack_valid) {
-		*smsn = dp->loop_ack_smsn;
-		*psn = dp->loop_ack_psn;
-		WRITE_ONCE(dp->loop_ack_valid, false);
+	if (dp->loop.ack_valid) {
+		*smsn = dp->loop.ack_smsn;
+		*psn = dp->loop.ack_psn;
+		WRITE_ONCE(dp->loop.ack_valid, false);
 		what = RXE2_RX_ACK;
-	} else if (dp->loop_req_len) {
+	} else if (dp->loop.req_len) {
 		what = RXE2_RX_REQ;	/* freed once handled */
 	} else {
 		*skb = __skb_dequeue(&dp->rx_queue);
@@ -372,16 +372,16 @@ static enum rxe2_rx_what rxe2_rx_pick(struct rxe2_qp *qp,
 {
 	/* an empty queue costs no IRQ-off section */
 	if (skb_queue_empty_lockless(&qp->dp.rx_queue) &&
-	    !READ_ONCE(qp->dp.loop_ack_valid) &&
-	    !READ_ONCE(qp->dp.loop_req_len))
+	    !READ_ONCE(qp->dp.loop.ack_valid) &&
+	    !READ_ONCE(qp->dp.loop.req_len))
 		return RXE2_RX_NONE;
 	/*
 	 * A handed-over request needs no lock: the slot is filled only
 	 * while the queue is empty, so it came before anything queued, and
 	 * only we free it.  (Before or after an ACK does not matter.)
 	 */
-	if (!READ_ONCE(qp->dp.loop_ack_valid) &&
-	    smp_load_acquire(&qp->dp.loop_req_len))	/* then its bytes */
+	if (!READ_ONCE(qp->dp.loop.ack_valid) &&
+	    smp_load_acquire(&qp->dp.loop.req_len))	/* then its bytes */
 		return RXE2_RX_REQ;
 	return rxe2_rx_next(qp, skb, smsn, psn);
 }
@@ -397,7 +397,7 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	 * (rxe2_comp_reread_rest()).  Ending the stream instead left a
 	 * requester that asked only for a gap waiting at the end of it.
 	 */
-	if ((pkt->flags & RXE2_OPF_REQ) && qp->dp.rd_active)
+	if ((pkt->flags & RXE2_OPF_REQ) && qp->dp.resp.read.active)
 		return false;
 	if (pkt->flags & RXE2_OPF_REQ) {
 		if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE)
@@ -434,12 +434,12 @@ bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 
 	if (test_bit(RXE2_QPF_DYING, &dp->flags) ||
 	    !skb_queue_empty_lockless(&dp->rx_queue) ||
-	    READ_ONCE(dp->loop_req_len) || dp->rd_active ||
-	    !skb_queue_empty(&dp->ooo_req) || rxe2_qp_is_xrc_tgt(qp) ||
+	    READ_ONCE(dp->loop.req_len) || dp->resp.read.active ||
+	    !skb_queue_empty(&dp->resp.ooo) || rxe2_qp_is_xrc_tgt(qp) ||
 	    rxe2_srq_is_tm(qp->ibqp.srq) ||
 	    qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
 	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, pkt) ||
-	    !(pkt->flags & RXE2_OPF_PAYLOAD) || pkt->psn != dp->resp_psn)
+	    !(pkt->flags & RXE2_OPF_PAYLOAD) || pkt->psn != dp->resp.psn)
 		return false;
 	pkt->payload = NULL;
 	pkt->paylen = paylen;
@@ -481,7 +481,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 
 	while (budget--) {
 		/* READ responses still to send, a budget at a time */
-		if (qp->dp.rd_active)
+		if (qp->dp.resp.read.active)
 			rxe2_resp_read_cont(qp);	/* kicks if unfinished */
 		/* a packet kept because it came early, whose turn it is */
 		skb = rxe2_reorder_next(qp);
@@ -500,18 +500,18 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			rxe2_rx_loop_ack(qp, smsn, psn);
 			continue;
 		case RXE2_RX_REQ:
-			if (rxe2_rx_parse_loop(qp, qp->dp.loop_req,
-					       qp->dp.loop_req_len, &pkt)) {
+			if (rxe2_rx_parse_loop(qp, qp->dp.loop.req,
+					       qp->dp.loop.req_len, &pkt)) {
 				if (!rxe2_reorder_hold(qp, &pkt) &&
 				    !rxe2_rx_pkt(qp, &pkt))
 					return;	/* stays in the slot */
 				rxe2_rx_taken(qp, &pkt,
-					      RXE2_REQ_WIRE_LEN(qp->dp.loop_req_len));
+					      RXE2_REQ_WIRE_LEN(qp->dp.loop.req_len));
 			} else {
 				rxe2_qp_dropped(qp, RXE2_DROP_MALFORMED);
 			}
 			/* release: done with the slot, a sender may refill it */
-			smp_store_release(&qp->dp.loop_req_len, 0);
+			smp_store_release(&qp->dp.loop.req_len, 0);
 			continue;
 		case RXE2_RX_SKB:
 			break;
@@ -556,7 +556,7 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 	}
 out:
 	rxe2_reorder_drained(qp);
-	if (drained || qp->dp.reread_done)
+	if (drained || qp->dp.comp.reread_done)
 		rxe2_reorder_after_drain(qp);
 	if (budget < 0 && (!skb_queue_empty(&qp->dp.rx_queue) ||
 			   rxe2_reorder_ready(qp)))

@@ -70,8 +70,8 @@ bool rxe2_qp_has_work(struct rxe2_qp *qp)
 {
 	return !test_bit(RXE2_QPF_DYING, &qp->dp.flags) &&
 	       (!skb_queue_empty(&qp->dp.rx_queue) ||
-		READ_ONCE(qp->dp.loop_ack_valid) ||
-		READ_ONCE(qp->dp.loop_req_len) ||
+		READ_ONCE(qp->dp.loop.ack_valid) ||
+		READ_ONCE(qp->dp.loop.req_len) ||
 		test_bit(RXE2_QPF_DOORBELL, &qp->dp.flags));
 }
 
@@ -125,11 +125,11 @@ void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 
 	for (n = 0; n < max; n++) {
 		set_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
-		qp->dp.inline_parent = parent;
+		qp->dp.loop.inline_parent = parent;
 		if (work)
 			tx_budget = RXE2_WORK_TX_BUDGET;
 		rxe2_qp_process(qp, &tx_budget);
-		qp->dp.inline_parent = NULL;
+		qp->dp.loop.inline_parent = NULL;
 		if (!rxe2_qp_has_work(qp) && !rxe2_qp_unlock_relook(qp))
 			goto out;
 	}
@@ -178,11 +178,11 @@ void rxe2_qp_doorbell(struct rxe2_qp *qp)
 
 static void rxe2_retry_timer(struct timer_list *t)
 {
-	struct rxe2_qp *qp = timer_container_of(qp, t, dp.retry_timer);
+	struct rxe2_qp *qp = timer_container_of(qp, t, dp.comp.retry_timer);
 	unsigned long at;
 
 	smp_mb();	/* not pending, then read live: pairs with retry_start */
-	if (!READ_ONCE(qp->dp.retry_live) ||
+	if (!READ_ONCE(qp->dp.comp.retry_live) ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		return;
 	/*
@@ -190,7 +190,7 @@ static void rxe2_retry_timer(struct timer_list *t)
 	 * mod_timer(): a retry_start() between the read and here may have
 	 * armed the timer for an earlier deadline, which must stand.
 	 */
-	at = READ_ONCE(qp->dp.retry_at);
+	at = READ_ONCE(qp->dp.comp.retry_at);
 	if (time_before(jiffies, at)) {
 		timer_reduce(t, at);
 		return;
@@ -201,7 +201,7 @@ static void rxe2_retry_timer(struct timer_list *t)
 
 static void rxe2_rnr_timer(struct timer_list *t)
 {
-	struct rxe2_qp *qp = timer_container_of(qp, t, dp.rnr_timer);
+	struct rxe2_qp *qp = timer_container_of(qp, t, dp.comp.rnr_timer);
 
 	set_bit(RXE2_QPF_RNR, &qp->dp.flags);
 	rxe2_qp_kick(qp);
@@ -213,19 +213,19 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	u32 rsize;
 
 	INIT_WORK(&dp->work, rxe2_qp_work);
-	refcount_set(&dp->users, 1);
-	init_completion(&dp->users_done);
-	dp->inline_parent = NULL;
+	refcount_set(&dp->loop.users, 1);
+	init_completion(&dp->loop.users_done);
+	dp->loop.inline_parent = NULL;
 	skb_queue_head_init(&dp->rx_queue);
-	__skb_queue_head_init(&dp->ooo_req);
-	__skb_queue_head_init(&dp->ooo_resp);
-	dp->loop_ack_valid = false;
-	dp->loop_req_len = 0;
-	timer_setup(&dp->retry_timer, rxe2_retry_timer, 0);
-	timer_setup(&dp->rnr_timer, rxe2_rnr_timer, 0);
+	__skb_queue_head_init(&dp->resp.ooo);
+	__skb_queue_head_init(&dp->comp.ooo);
+	dp->loop.ack_valid = false;
+	dp->loop.req_len = 0;
+	timer_setup(&dp->comp.retry_timer, rxe2_retry_timer, 0);
+	timer_setup(&dp->comp.rnr_timer, rxe2_rnr_timer, 0);
 	rxe2_pace_init(qp);
-	dp->swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
-	dp->sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->sinfo),
+	dp->req.swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
+	dp->req.sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->req.sinfo),
 			     GFP_KERNEL);
 	if (qp->ibqp.srq)
 		rsize = rxe2_srq_rwqe_size(to_rsrq(qp->ibqp.srq));
@@ -235,10 +235,10 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 		rsize = rxe2_recv_slot_size(rxe2_qp_rdev(qp)->attr.max_recv_sge);
 	else
 		rsize = qp->rq.slot_size;
-	dp->rwqe_size = rsize;
-	dp->rwqe = kzalloc(max_t(u32, rsize, RXE2_RECV_WQE_HDR_SIZE),
+	dp->resp.rwqe_size = rsize;
+	dp->resp.rwqe = kzalloc(max_t(u32, rsize, RXE2_RECV_WQE_HDR_SIZE),
 			   GFP_KERNEL);
-	if (!dp->swqe || !dp->sinfo || !dp->rwqe) {
+	if (!dp->req.swqe || !dp->req.sinfo || !dp->resp.rwqe) {
 		rxe2_qp_dp_free(qp);
 		return -ENOMEM;
 	}
@@ -252,11 +252,11 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	set_bit(RXE2_QPF_DYING, &qp->dp.flags);
 	/* loopback deliveries that found the QP before it was unpublished */
 	rxe2_qp_put(qp);
-	wait_for_completion(&qp->dp.users_done);
+	wait_for_completion(&qp->dp.loop.users_done);
 	cancel_work_sync(&qp->dp.work);
-	timer_delete_sync(&qp->dp.retry_timer);
-	timer_delete_sync(&qp->dp.rnr_timer);
-	hrtimer_cancel(&qp->dp.pace_timer);
+	timer_delete_sync(&qp->dp.comp.retry_timer);
+	timer_delete_sync(&qp->dp.comp.rnr_timer);
+	hrtimer_cancel(&qp->dp.pace.timer);
 	cancel_work_sync(&qp->dp.work);
 	skb_queue_purge(&qp->dp.rx_queue);
 	mutex_lock(&qp->state_lock);
@@ -267,12 +267,12 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 
 void rxe2_qp_dp_free(struct rxe2_qp *qp)
 {
-	kvfree(qp->dp.swqe);
-	kvfree(qp->dp.sinfo);
-	kfree(qp->dp.rwqe);
-	qp->dp.swqe = NULL;
-	qp->dp.sinfo = NULL;
-	qp->dp.rwqe = NULL;
+	kvfree(qp->dp.req.swqe);
+	kvfree(qp->dp.req.sinfo);
+	kfree(qp->dp.resp.rwqe);
+	qp->dp.req.swqe = NULL;
+	qp->dp.req.sinfo = NULL;
+	qp->dp.resp.rwqe = NULL;
 }
 
 /* to RESET (and at creation); caller holds state_lock or owns the QP */
@@ -280,32 +280,32 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 
-	dp->retry_live = false;
+	dp->comp.retry_live = false;
 	rxe2_cc_init(qp);
-	timer_delete(&dp->retry_timer);
-	timer_delete(&dp->rnr_timer);
+	timer_delete(&dp->comp.retry_timer);
+	timer_delete(&dp->comp.rnr_timer);
 	rxe2_pace_set(qp, 0);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
 	clear_bit(RXE2_QPF_RNR, &dp->flags);
 	clear_bit(RXE2_QPF_RNR_WAIT, &dp->flags);
 	skb_queue_purge(&dp->rx_queue);
 	rxe2_reorder_purge(qp);
-	WRITE_ONCE(dp->loop_ack_valid, false);
-	WRITE_ONCE(dp->loop_req_len, 0);
+	WRITE_ONCE(dp->loop.ack_valid, false);
+	WRITE_ONCE(dp->loop.req_len, 0);
 	rxe2_resp_reset(qp);
-	memset(dp->sinfo, 0, qp->sq.num_slots * sizeof(*dp->sinfo));
-	dp->req_next = qp->sq.dev_index;
-	dp->req_offset = 0;
-	dp->req_psn = 0;
-	dp->sent_psn = 0;
-	dp->req_noack = 0;
-	dp->rewound = false;
-	dp->reread_on = false;
-	dp->reread_done = false;
-	dp->comp_psn = 0;
-	dp->resp_psn = 0;
-	dp->msn = 0;
+	memset(dp->req.sinfo, 0, qp->sq.num_slots * sizeof(*dp->req.sinfo));
+	dp->req.next = qp->sq.dev_index;
+	dp->req.offset = 0;
+	dp->req.psn = 0;
+	dp->req.sent_psn = 0;
+	dp->req.noack = 0;
+	dp->comp.rewound = false;
+	dp->comp.reread_on = false;
+	dp->comp.reread_done = false;
+	dp->comp.psn = 0;
+	dp->resp.psn = 0;
+	dp->resp.msn = 0;
 	dp->mtu = 256;
-	dp->last_wqe_sent = false;
-	dp->tm_rndv = 0;	/* the kernel SQ it counts was just emptied */
+	dp->comp.last_wqe_sent = false;
+	dp->tm.rndv = 0;	/* the kernel SQ it counts was just emptied */
 }

@@ -393,15 +393,15 @@ static struct rxe2_tm_entry *rxe2_tm_match(struct rxe2_tm *tm, u64 tag)
 static void rxe2_tm_use_entry(struct rxe2_qp *qp, struct rxe2_tm_entry *e)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->resp.rwqe;
 
 	w->wr_id = e->wr_id;
 	w->num_sge = e->num_sge;
 	w->reserved = 0;
 	memcpy(w + 1, e->sge, e->num_sge * sizeof(e->sge[0]));
-	dp->have_rwqe = true;
-	dp->rcv_offset = 0;
-	dp->rcv_inline = false;
+	dp->resp.have_rwqe = true;
+	dp->resp.rcv_offset = 0;
+	dp->resp.rcv_inline = false;
 }
 
 /*
@@ -419,10 +419,10 @@ static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
 	rxe2_recv_cqe_init(qp, &ic, wr_id, status, opcode, len);
 	ic.cqe.wc_flags = flags;
 	ic.cqe.ex = ex;
-	if (dp->tm_kind == RXE2_TM_EAGER || dp->tm_kind == RXE2_TM_RNDV ||
-	    dp->tm_kind == RXE2_TM_RNDV_READ) {
-		ic.cqe.tm_tag = dp->tm_tag;
-		ic.cqe.src_qp = dp->tm_app_ctx;
+	if (dp->tm.kind == RXE2_TM_EAGER || dp->tm.kind == RXE2_TM_RNDV ||
+	    dp->tm.kind == RXE2_TM_RNDV_READ) {
+		ic.cqe.tm_tag = dp->tm.tag;
+		ic.cqe.src_qp = dp->tm.app_ctx;
 	}
 	if (!(flags & RXE2_WC_F_TM_MATCH) || (flags & RXE2_WC_F_TM_DATA_VALID))
 		rxe2_recv_cqe_post(qp, &ic, solicited);
@@ -436,7 +436,7 @@ static void rxe2_tm_recv_cqe(struct rxe2_qp *qp, u64 wr_id, int status,
  */
 static int rxe2_tm_rndv_sges(struct rxe2_qp *qp, u32 len, struct ib_sge *sge)
 {
-	const struct rxe2_recv_wqe *w = (void *)qp->dp.rwqe;
+	const struct rxe2_recv_wqe *w = (void *)qp->dp.resp.rwqe;
 	const struct rxe2_sge *b = (const struct rxe2_sge *)(w + 1);
 	u32 i, n = 0;
 
@@ -473,7 +473,7 @@ static enum rxe2_tm_kind rxe2_tm_rndv_plan(struct rxe2_qp *qp,
 	 */
 	if (qp->tm_sq && pkt->paylen >= RXE2_TM_FIN_LEN &&
 	    !(pkt->flags & RXE2_OPF_IETH) && qp->attr.max_rd_atomic &&
-	    qp->dp.tm_rndv < RXE2_TM_SQ_SLOTS / 2 &&
+	    qp->dp.tm.rndv < RXE2_TM_SQ_SLOTS / 2 &&
 	    qp->state == IB_QPS_RTS) {
 		memcpy(&rvh, pkt->payload + sizeof(struct rxe2_tmh),
 		       sizeof(rvh));
@@ -508,7 +508,7 @@ static bool rxe2_tm_rndv_read(struct rxe2_qp *qp, const struct rxe2_pkt *pkt,
 	struct ib_rdma_wr read = {
 		.wr = {
 			.next = &send,
-			.wr_id = ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+			.wr_id = ((struct rxe2_recv_wqe *)dp->resp.rwqe)->wr_id,
 			.opcode = IB_WR_RDMA_READ,
 			.send_flags = IB_SEND_SIGNALED,
 			.sg_list = sge,
@@ -531,7 +531,7 @@ static bool rxe2_tm_rndv_read(struct rxe2_qp *qp, const struct rxe2_pkt *pkt,
 	/* fails only outside RTS (a receive-only QP): nothing is posted */
 	if (rxe2_post_send_kernel(qp, &read.wr, &bad))
 		return false;
-	dp->tm_rndv++;
+	dp->tm.rndv++;
 	return true;
 }
 
@@ -559,8 +559,8 @@ bool rxe2_tm_sq_release(struct rxe2_qp *qp,
 	 * (w is then an older WQE's copy).  The rest are FINs.
 	 */
 	if (!cqe || cqe->opcode != IB_WC_RDMA_READ) {
-		if (qp->dp.tm_rndv)
-			qp->dp.tm_rndv--;
+		if (qp->dp.tm.rndv)
+			qp->dp.tm.rndv--;
 		return true;
 	}
 	c.wr_id = cqe->wr_id;
@@ -594,8 +594,8 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 	unsigned long flags;
 	int ret = 0;
 
-	dp->tm_skip = 0;
-	if (dp->have_rwqe)	/* an RC QP never has one at a first packet */
+	dp->tm.skip = 0;
+	if (dp->resp.have_rwqe)	/* an RC QP never has one at a first packet */
 		return 0;
 	kind = rxe2_tm_classify(pkt, &tmh);
 	spin_lock_irqsave(&tm->lock, flags);
@@ -609,23 +609,23 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 	if (e) {
 		rxe2_tm_use_entry(qp, e);
 		rxe2_tm_release(tm, e);
-		dp->tm_kind = kind;
-		dp->tm_tag = be64_to_cpu(tmh.tag);
-		dp->tm_app_ctx = be32_to_cpu(tmh.app_ctx);
-		dp->tm_match_sent = false;
+		dp->tm.kind = kind;
+		dp->tm.tag = be64_to_cpu(tmh.tag);
+		dp->tm.app_ctx = be32_to_cpu(tmh.app_ctx);
+		dp->tm.match_sent = false;
 		if (kind == RXE2_TM_RNDV_READ) {
 			if (rxe2_tm_rndv_read(qp, pkt, &tmh))
-				dp->tm_skip = pkt->paylen; /* nothing placed */
+				dp->tm.skip = pkt->paylen; /* nothing placed */
 			else
-				dp->tm_kind = RXE2_TM_RNDV;
+				dp->tm.kind = RXE2_TM_RNDV;
 		} else if (kind == RXE2_TM_EAGER) {
-			dp->tm_skip = sizeof(tmh);
+			dp->tm.skip = sizeof(tmh);
 			/* a longer message: the match is told now */
 			if (!(pkt->flags & RXE2_OPF_LAST)) {
 				rxe2_tm_recv_cqe(qp, e->wr_id, IB_WC_SUCCESS,
 						 RXE2_WC_TM_RECV, 0,
 						 RXE2_WC_F_TM_MATCH, 0, false);
-				dp->tm_match_sent = true;
+				dp->tm.match_sent = true;
 			}
 		}
 		goto out;
@@ -637,10 +637,10 @@ int rxe2_tm_take(struct rxe2_qp *qp, struct rxe2_srq *srq,
 	    kind == RXE2_TM_UNEXPECTED) {
 		/* counted when it completes; buffers added now wait for it */
 		tm->pending++;
-		dp->tm_seq = tm->add_seq;
+		dp->tm.seq = tm->add_seq;
 		kind = RXE2_TM_UNEXPECTED;
 	}
-	dp->tm_kind = kind;
+	dp->tm.kind = kind;
 out:
 	spin_unlock_irqrestore(&tm->lock, flags);
 	return ret;
@@ -657,10 +657,10 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 	unsigned long irqflags;
 
 	spin_lock_irqsave(&tm->lock, irqflags);
-	switch (dp->tm_kind) {
+	switch (dp->tm.kind) {
 	case RXE2_TM_EAGER:
 		flags |= RXE2_WC_F_TM_DATA_VALID;
-		if (!dp->tm_match_sent)
+		if (!dp->tm.match_sent)
 			flags |= RXE2_WC_F_TM_MATCH;
 		break;
 	case RXE2_TM_RNDV_READ:
@@ -688,7 +688,7 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 	rxe2_tm_recv_cqe(qp, wr_id, status, opcode, len, flags, ex, solicited);
 	spin_unlock_irqrestore(&tm->lock, irqflags);
 	/* a later receive WQE (a WRITE with immediate) is none of this */
-	dp->tm_kind = RXE2_TM_PLAIN;
+	dp->tm.kind = RXE2_TM_PLAIN;
 }
 
 /*
@@ -703,23 +703,25 @@ void rxe2_tm_recv_done(struct rxe2_qp *qp, struct rxe2_srq *srq, u64 wr_id,
 void rxe2_tm_msg_abort(struct rxe2_qp *qp, bool complete)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u8 kind = dp->tm_kind;
+	u8 kind = dp->tm.kind;
 	struct rxe2_tm_entry *e;
 	struct rxe2_srq *srq;
 	unsigned long flags;
 
-	if (!dp->have_rwqe || kind == RXE2_TM_PLAIN || kind == RXE2_TM_NO_TAG)
+	if (!dp->resp.have_rwqe || kind == RXE2_TM_PLAIN ||
+	    kind == RXE2_TM_NO_TAG)
 		return;
-	dp->tm_kind = RXE2_TM_PLAIN;
+	dp->tm.kind = RXE2_TM_PLAIN;
 	srq = to_rsrq(qp->ibqp.srq);
 	spin_lock_irqsave(&srq->tm->lock, flags);
 	if (kind == RXE2_TM_UNEXPECTED) {
 		srq->tm->pending--;
 		list_for_each_entry(e, &srq->tm->posted, node)
-			if (e->seq > dp->tm_seq)
+			if (e->seq > dp->tm.seq)
 				e->phase--;
 	} else if (complete) {
-		rxe2_tm_recv_cqe(qp, ((struct rxe2_recv_wqe *)dp->rwqe)->wr_id,
+		rxe2_tm_recv_cqe(qp,
+				 ((struct rxe2_recv_wqe *)dp->resp.rwqe)->wr_id,
 				 IB_WC_WR_FLUSH_ERR, RXE2_WC_TM_RECV, 0, 0, 0,
 				 false);
 	}
@@ -766,6 +768,6 @@ void rxe2_tm_sq_flush_wqes(struct rxe2_qp *qp)
 		rxe2_cq_post(rxe2_tm_cq(srq), &c, false);
 	}
 	spin_unlock_irqrestore(&srq->tm->lock, flags);
-	qp->dp.tm_rndv = 0;
+	qp->dp.tm.rndv = 0;
 	rxe2_cq_notify(rxe2_tm_cq(srq));
 }

@@ -450,7 +450,7 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
  * headers and paylen bytes of payload; returns its zeroed headers (the
  * payload follows, the caller fills all of it), NULL without memory.
  *
- * A small RC or UC request is built in qp->dp.tx_stage instead of an
+ * A small RC or UC request is built in qp->dp.loop.tx_stage instead of an
  * skb (*skb NULL): if its destination is
  * a local QP with nothing queued, rxe2_tx_finish() hands it over as a
  * call (rxe2_qp_deliver_req()), and the receiver takes it as it stands,
@@ -477,15 +477,15 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 
 	if (call && hdr_len + paylen <= RXE2_LOOP_REQ_MAX) {
 		*skb = NULL;
-		qp->dp.tx_stage_len = hdr_len + paylen;
-		memset(qp->dp.tx_stage, 0, hdr_len);
-		return (struct rxe2_bth *)qp->dp.tx_stage;
+		qp->dp.loop.tx_stage_len = hdr_len + paylen;
+		memset(qp->dp.loop.tx_stage, 0, hdr_len);
+		return (struct rxe2_bth *)qp->dp.loop.tx_stage;
 	}
 	if (call && direct) {
 		*skb = NULL;
-		qp->dp.tx_stage_len = hdr_len;
-		memset(qp->dp.tx_stage, 0, hdr_len);
-		return (struct rxe2_bth *)qp->dp.tx_stage;
+		qp->dp.loop.tx_stage_len = hdr_len;
+		memset(qp->dp.loop.tx_stage, 0, hdr_len);
+		return (struct rxe2_bth *)qp->dp.loop.tx_stage;
 	}
 	*skb = rxe2_tx_alloc(qp, hdr_len, paylen, &bth);
 	return *skb ? bth : NULL;
@@ -505,7 +505,7 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_bth *bth = (struct rxe2_bth *)dp->tx_stage;
+	struct rxe2_bth *bth = (struct rxe2_bth *)dp->loop.tx_stage;
 	struct rxe2_qp *to;
 	bool local;
 	int ret;
@@ -519,39 +519,41 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 				 ntohl(bth->qpn), &local);
 	if (local && !to) {
 		/* as if the receiver dropped it */
-		rxe2_tx_sent(qp, bth, RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+		rxe2_tx_sent(qp, bth, RXE2_REQ_WIRE_LEN(dp->loop.tx_stage_len));
 		return 0;
 	}
 	if (local && !rxe2_tx_lo_tapped(rdev->ndev)) {
 		bool tapped = dev_nit_active(rdev->ndev);
 
-		if (tapped && !rxe2_tap_call(rdev, to, av, sport, dp->tx_stage,
-					     dp->tx_stage_len, NULL, 0)) {
+		if (tapped && !rxe2_tap_call(rdev, to, av, sport,
+					     dp->loop.tx_stage,
+					     dp->loop.tx_stage_len, NULL, 0)) {
 			rxe2_qp_put(to);
 			return -ENOMEM;
 		}
-		if (rxe2_qp_deliver_req(qp, to, dp->tx_stage,
-					dp->tx_stage_len)) {
+		if (rxe2_qp_deliver_req(qp, to, dp->loop.tx_stage,
+					dp->loop.tx_stage_len)) {
 			rxe2_tx_sent(qp, bth,
-				     RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+				     RXE2_REQ_WIRE_LEN(dp->loop.tx_stage_len));
 			return 0;
 		}
 		if (tapped) {
-			rxe2_tx_call_failed(qp, av, sport, to, dp->tx_stage,
-					    dp->tx_stage_len);
+			rxe2_tx_call_failed(qp, av, sport, to,
+					    dp->loop.tx_stage,
+					    dp->loop.tx_stage_len);
 			rxe2_tx_sent(qp, bth,
-				     RXE2_REQ_WIRE_LEN(dp->tx_stage_len));
+				     RXE2_REQ_WIRE_LEN(dp->loop.tx_stage_len));
 			return 0;
 		}
 	}
 	/* a packet after all; as headers and payload, the pad is the same */
-	skb = rxe2_tx_alloc(qp, 0, dp->tx_stage_len, &bth);
+	skb = rxe2_tx_alloc(qp, 0, dp->loop.tx_stage_len, &bth);
 	if (!skb) {
 		if (to)
 			rxe2_qp_put(to);
 		return -ENOMEM;
 	}
-	memcpy(bth, dp->tx_stage, dp->tx_stage_len);
+	memcpy(bth, dp->loop.tx_stage, dp->loop.tx_stage_len);
 	return rxe2_tx_xmit(qp, av, sport, skb, to, local, RXE2_FAULT_NONE, 0);
 }
 
@@ -572,7 +574,7 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 {
 	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct rxe2_qp_dp *dp = &qp->dp;
-	u32 hdr_len = dp->tx_stage_len;
+	u32 hdr_len = dp->loop.tx_stage_len;
 	struct rxe2_sge_cursor start = *c;	/* for the copy */
 	struct rxe2_src src;
 	struct rxe2_pkt pkt;
@@ -593,29 +595,31 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 	}
 	/* a second try once the receiver ran what came before this packet */
 	for (tries = 0; !ret && tries < 2; tries++) {
-		if (!dp->direct_to && !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
+		if (!dp->loop.direct_to &&
+		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX)) {
 			/* RC and UC: every packet of the run goes to it */
 			to = rxe2_rx_loop_target(dev_net(rdev->ndev),
 						 &av->daddr,
 						 ntohl(((struct rxe2_bth *)
-							dp->tx_stage)->qpn),
+						       dp->loop.tx_stage)->qpn),
 						 &local);
 			if (to && !rxe2_qp_direct_begin(qp, to))
 				rxe2_qp_put(to);
 		}
-		if (!dp->direct_to)
+		if (!dp->loop.direct_to)
 			break;
-		to = dp->direct_to;
-		if (rxe2_rx_direct_check(to, dp->tx_stage, hdr_len, len, &pkt) &&
+		to = dp->loop.direct_to;
+		if (rxe2_rx_direct_check(to, dp->loop.tx_stage, hdr_len, len,
+					 &pkt) &&
 		    (!dev_nit_active(rdev->ndev) ||
-		     rxe2_tap_call(rdev, to, av, sport, dp->tx_stage, hdr_len,
-				   &src, len))) {
+		     rxe2_tap_call(rdev, to, av, sport, dp->loop.tx_stage,
+				   hdr_len, &src, len))) {
 			rxe2_rx_direct_take(to, &pkt, &src);
 			ret = src.err ? -EACCES : 0;
 			rxe2_src_put(&src);
 			if (ret)
 				return ret;
-			rxe2_tx_sent(qp, (struct rxe2_bth *)dp->tx_stage,
+			rxe2_tx_sent(qp, (struct rxe2_bth *)dp->loop.tx_stage,
 				     RXE2_REQ_WIRE_LEN(hdr_len + len));
 			rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
 			return 0;
@@ -629,7 +633,7 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 			rxe2_src_put(&src);
 		return -ENOMEM;
 	}
-	memcpy(bth, dp->tx_stage, hdr_len);
+	memcpy(bth, dp->loop.tx_stage, hdr_len);
 	if (!ret) {
 		rxe2_src_read(&src, (u8 *)bth + hdr_len, len);
 		ret = src.err ? -EACCES : 0;

@@ -90,14 +90,16 @@
  * Per object
  *
  * rxe2_qp.state_lock    mutex, rxe2_qp.c, rxe2_task.c              P
- *   guards   state, attr, the writes of ctr, and all of dp but what
- *            a field comment gives to another lock
+ *   guards   state, attr, the writes of ctr, and all of dp (its
+ *            members req, comp, cc, pace, resp, tm, loop say whose
+ *            they are) but what a member's or a field's comment gives
+ *            to another lock
  *   taken    by the QP's one runner (RXE2_QPF_RUNNING: the doorbell
  *            and a loopback sender by trylock, the work item) and by
  *            verbs (modify, query, counter bind and unbind under an
  *            rdma_counter's lock, `rdma res` by trylock, destroy)
  *   under    another QP's state_lock with mutex_trylock() only (a QP
- *            run inline, a one-copy receiver: dp.direct_to); every
+ *            run inline, a one-copy receiver: dp.loop.direct_to); every
  *            spinlock below; tm.lock; tap.show_lock; the ODP locks
  *            (rxe2_odp_srcu, imr.lock, the mmap lock, umem_mutex);
  *            RCU; allocation
@@ -106,8 +108,8 @@
  *            rxe2_mcg_mutex, flow_mutex; a kernel consumer's
  *            comp_handler (rxe2_qp_notify() runs after the unlock)
  * dp.rx_queue.lock      spinlock, IRQs off, sk_buff_head           P S
- *   guards   rx_queue, loop_ack_*, the filling of loop_req (the
- *            runner takes and frees it without: release/acquire)
+ *   guards   rx_queue, dp.loop.ack_*, the filling of dp.loop.req
+ *            (the runner takes and frees it without: release/acquire)
  *   under    nothing
  * rxe2_ring.lock        spinlock, IRQs off, rxe2_ring.c            P S H T
  *   guards   a kernel ring's client side (post, poll: a kernel
@@ -202,10 +204,11 @@
  *
  * Read or written without a lock, by design (READ_ONCE()/WRITE_ONCE(),
  * release and acquire, or atomic bits): a runner's catch (per CPU,
- * preemption off), dp.loop_req_len, tap.tail and the readers of
+ * preemption off), dp.loop.req_len, tap.tail and the readers of
  * tap.head, tap.busy, fault_on's readers, fault_tx_drop, srq_limit,
- * max_wr, a WQ's state, cq.notify_pending, the RXE2_QPF_* bits, and
- * dp.retry_at and dp.retry_live as the retry timer reads them.
+ * max_wr, a WQ's state, cq.notify_pending, the RXE2_QPF_* bits,
+ * dp.comp.retry_at and dp.comp.retry_live as the retry timer reads them,
+ * and dp.resp.read.active as a loopback sender reads it.
  */
 #ifndef RXE2_VERBS_H
 #define RXE2_VERBS_H
@@ -796,7 +799,7 @@ void rxe2_cqe_set_inline(struct rxe2_cqe_inline *ic, const void *data,
 #define RXE2_CAP_SGE	64
 #define RXE2_RECV_MRS	RXE2_CAP_SGE
 
-/* per-SQ-slot requester state (the WQE itself is copied to swqe) */
+/* per-SQ-slot requester state (the WQE itself is copied to req.swqe) */
 struct rxe2_swqe_info {
 	struct rxe2_mr_hold hold[RXE2_WQE_MRS];
 	u64 mr_seq;			/* see rxe2_mr_msg_lookup() */
@@ -828,50 +831,66 @@ struct rxe2_reorder_gap {
 	u32 kept;
 };
 
-struct rxe2_qp_dp {
-	struct work_struct work;
-	/* packets from the hook; its lock: loop_ack_*, loop_req's filling */
-	struct sk_buff_head rx_queue;
-	unsigned long flags;		/* RXE2_QPF_* bits */
-	struct timer_list retry_timer;
-	unsigned long retry_at;		/* deadline of the oldest unacked */
-	bool retry_live;		/* something sent is unacknowledged */
-	unsigned long probe_left;	/* retry_at is a probe's: then this */
-	struct timer_list rnr_timer;
-	/* packet pacing (rxe2_pace.c): 0 kbps is no limit */
-	u32 rate_kbps;
-	u64 pace_next;			/* ns: earliest next request packet */
-	u32 pace_ps;			/* and the ps below pace_next */
-	struct hrtimer pace_timer;
-	u16 src_port;			/* UDP source port: ECMP entropy */
-	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */
-	u32 mtu;			/* path MTU in bytes */
+/*
+ * A QP's data-path state (qp->dp), one member per part that owns it, as
+ * rdma_rxe splits its QP.  All of it is the QP's runner's (rxe2_task.c:
+ * the doorbell, the work item, a loopback sender running the QP inline)
+ * and of the verbs that take state_lock (modify, query, destroy, `rdma
+ * res`), under state_lock, except where a member's or a field's comment
+ * gives it to another lock or to none (the lock table above).
+ */
 
-	/* requester */
+/* the requester (rxe2_req.c); a rewind or a flush moves next back */
+struct rxe2_req_info {
 	u8 *swqe;			/* kernel copies, one per SQ slot */
 	struct rxe2_swqe_info *sinfo;
-	u32 req_next;			/* SQ index of the WQE being sent */
-	u32 req_offset;			/* bytes of it already sent */
-	u32 req_psn;			/* next PSN to send */
+	u32 next;			/* SQ index of the WQE being sent */
+	u32 offset;			/* bytes of it already sent */
+	u32 psn;			/* next PSN to send */
 	u32 sent_psn;			/* past the highest sent: not rewound */
-	u32 req_noack;			/* packets sent since last AckReq */
+	u32 noack;			/* packets sent since last AckReq */
+	/* SQD (modify_qp): no WQE from SQ index sqd_stop on is started */
+	u32 sqd_stop;
+};
+
+/*
+ * The completer (rxe2_comp.c), with the early responses rxe2_reorder.c
+ * keeps for it, and the timers that say an answer is late.  The retry
+ * timer's callback (T) reads retry_at and retry_live without the lock
+ * (the lock table); both timers' callbacks only kick the QP.
+ */
+struct rxe2_comp_info {
+	/* every PSN before psn is acknowledged */
+	u32 psn;
 	u8 retry_left;
 	u8 rnr_left;
-	/* completer: every PSN before comp_psn is acknowledged */
-	u32 comp_psn;
 	bool last_wqe_sent;		/* LAST_WQE_REACHED reported (SRQ) */
-	/* SQD: no WQE from SQ index sqd_stop on is started */
-	u32 sqd_stop;
-	bool sqd_drained;		/* every WQE before sqd_stop completed */
+	bool sqd_drained;		/* all before req.sqd_stop completed */
 	bool rewound;			/* went back for lost responses */
 	/* a READ asked again for PSNs reread_psn..reread_last only */
 	bool reread_on;
 	u32 reread_psn;
 	u32 reread_last;
 	bool reread_done;		/* its answer taken: rxe2_comp_reread_rest() */
-	struct sk_buff_head ooo_resp;	/* responses that came early */
-	struct rxe2_reorder_gap ooo_resp_gap;
-	/* the window and the ACK timeout (rxe2_cc.c) */
+	struct timer_list retry_timer;
+	unsigned long retry_at;		/* deadline of the oldest unacked */
+	bool retry_live;		/* something sent is unacknowledged */
+	unsigned long probe_left;	/* retry_at is a probe's: then this */
+	struct timer_list rnr_timer;
+	struct sk_buff_head ooo;	/* responses that came early */
+	struct rxe2_reorder_gap ooo_gap;
+	/* inline-receive: the READ/atomic result of SQ index inl_idx */
+	bool inl_staged;
+	u32 inl_idx;
+	u32 inl_len;
+	u8 inl_data[RXE2_INLINE_RECV_MAX];
+};
+
+/*
+ * The window and the ACK timeout (rxe2_cc.c): the requester asks it
+ * before it sends, the completer feeds it with what is acknowledged.
+ */
+struct rxe2_cc_info {
 	u32 cwnd;			/* PSNs in flight at most */
 	u32 ssthresh;			/* cwnd grows fast below this */
 	u32 cwnd_acc;			/* acked PSNs toward cwnd + 1 */
@@ -890,16 +909,36 @@ struct rxe2_qp_dp {
 	u32 srtt_us;			/* smoothed round trip, 0: none yet */
 	u32 rttvar_us;
 	u8 rto_backoff;			/* timeouts in a row, capped */
+};
 
-	/* responder */
-	u32 resp_psn;			/* expected PSN */
+/*
+ * Packet pacing (rxe2_pace.c): 0 kbps is no limit.  modify_qp sets the
+ * rate, the requester moves next; the timer's callback only kicks the
+ * QP.
+ */
+struct rxe2_pace_info {
+	u32 rate_kbps;
+	u64 next;			/* ns: earliest next request packet */
+	u32 ps;				/* and the ps below next */
+	struct hrtimer timer;
+};
+
+/*
+ * The responder (rxe2_resp.c), with the early requests rxe2_reorder.c
+ * keeps for it and the receive WQE that rxe2_wq.c, rxe2_raw.c and
+ * rxe2_tm.c also take; a flush (rxe2_comp.c) ends its message.
+ * read.active is also read by a loopback sender, under rx_queue.lock
+ * only (rxe2_qp_deliver_req(): the lock table).
+ */
+struct rxe2_resp_info {
+	u32 psn;			/* expected PSN */
 	u32 msn;
 	bool nak_sent;			/* sequence or RNR NAK outstanding */
-	struct sk_buff_head ooo_req;	/* requests that came early */
-	struct rxe2_reorder_gap ooo_req_gap;
+	struct sk_buff_head ooo;	/* requests that came early */
+	struct rxe2_reorder_gap ooo_gap;
 	bool ack_owed;			/* after the kept ones are taken */
 	u32 ack_owed_psn;
-	u16 resp_op;			/* RXE2_OPF_SEND or _WRITE in progress */
+	u16 op;				/* RXE2_OPF_SEND or _WRITE in progress */
 	bool in_msg;
 	bool have_rwqe;
 	u8 *rwqe;			/* copy of the receive WQE taken */
@@ -911,45 +950,38 @@ struct rxe2_qp_dp {
 	 */
 	bool rcv_inline;
 	u8 inl_data[RXE2_INLINE_RECV_MAX];
-	/* a TM SRQ's message in progress (rxe2_tm.c) */
-	u8 tm_kind;			/* enum rxe2_tm_kind */
-	bool tm_match_sent;		/* its MATCH completion went first */
-	u32 tm_skip;			/* TMH bytes not placed */
-	u32 tm_app_ctx;
-	u64 tm_tag;
-	u32 tm_rndv;			/* tm_sq: rendezvous READs not retired */
-	u64 tm_seq;			/* unexpected: the SRQ's ADDs before it */
-	/* requester side: READ/atomic result of SQ index inl_sq_idx */
-	bool sq_inline;
-	u32 sq_inl_idx;
-	u32 sq_inl_len;
-	u8 sq_inl_data[RXE2_INLINE_RECV_MAX];
-	u32 rcv_psn;			/* PSN of the SEND's first packet */
-	/* the MR objects of the message in progress (rxe2_mr_hold) */
-	struct rxe2_mr_hold rcv_hold[RXE2_RECV_MRS];	/* SEND */
-	struct rxe2_mr_hold wr_hold;			/* WRITE */
-	struct rxe2_mr_hold rd_hold;			/* READ responses */
-	u32 wr_rkey;			/* RDMA WRITE in progress */
-	u64 wr_va;
-	u32 wr_resid;
-	u32 wr_len;
-	bool rd_active;			/* RDMA READ responses to send */
-	u32 rd_rkey;
-	u64 rd_va;
-	u32 rd_len;
-	u32 rd_off;
-	u32 rd_psn;			/* of the next response */
+	/* the MR objects of the SEND in progress (rxe2_mr_hold) */
+	struct rxe2_mr_hold rcv_hold[RXE2_RECV_MRS];
+	/* the RDMA WRITE in progress */
+	struct {
+		struct rxe2_mr_hold hold;
+		u32 rkey;
+		u64 va;
+		u32 resid;
+		u32 len;
+	} write;
+	/* the RDMA READ being answered */
+	struct {
+		bool active;		/* responses to send */
+		struct rxe2_mr_hold hold;
+		u32 rkey;
+		u64 va;
+		u32 len;
+		u32 off;
+		u32 psn;		/* of the next response */
+		u32 srqn;		/* XRC: its SRQ, as xrc_msg_* below */
+		u64 srq_serial;
+	} read;
 	/*
 	 * XRC target (rxe2_xrc.c): the XRC SRQ of the request being
 	 * handled, with a reference, NULL between requests; the SRQ of the
-	 * SEND or WRITE in progress and of the READ being answered, by
-	 * number and serial (a number comes back after a destroy).
+	 * SEND or WRITE in progress (and read.srqn, read.srq_serial: of
+	 * the READ being answered), by number and serial (a number comes
+	 * back after a destroy).
 	 */
 	struct rxe2_srq *xrc_srq;
 	u32 xrc_msg_srqn;
 	u64 xrc_msg_serial;
-	u32 rd_srqn;
-	u64 rd_srq_serial;
 	/*
 	 * The results of the last RXE2_ATOMIC_REPLAY atomics, ATOMIC WRITEs
 	 * and FLUSHes (one per responder resource), replayed to a requester
@@ -963,12 +995,32 @@ struct rxe2_qp_dp {
 		u64 orig;
 	} atomic_res[RXE2_ATOMIC_REPLAY];
 	u32 atomic_next;		/* slot of the next result */
-	u8 atomic_syn;
+};
 
-	/* loopback delivery (rxe2_loop.c) */
+/*
+ * Tag matching (rxe2_tm.c): a TM SRQ's message in progress, which the
+ * responder places, and what the requester of a tm_sq QP has not
+ * retired.
+ */
+struct rxe2_tm_info {
+	u8 kind;			/* enum rxe2_tm_kind */
+	bool match_sent;		/* its MATCH completion went first */
+	u32 skip;			/* TMH bytes not placed */
+	u32 app_ctx;
+	u64 tag;
+	u32 rndv;			/* tm_sq: rendezvous READs not retired */
+	u64 seq;			/* unexpected: the SRQ's ADDs before it */
+};
+
+/*
+ * Loopback (rxe2_loop.c): what a local peer's runner hands to this QP
+ * without a packet, and what runs it inline; each field says its lock.
+ */
+struct rxe2_loop_info {
 	refcount_t users;		/* 1 + deliveries holding the QP */
 	struct completion users_done;	/* users reached 0: destroy goes on */
-	struct rxe2_qp *inline_parent;	/* runner that runs us inline */
+	/* the runner that runs us inline; under our state_lock */
+	struct rxe2_qp *inline_parent;
 	/*
 	 * The local QP our requester holds locked (with a reference) for
 	 * one-copy requests during one run (rxe2_qp_direct_begin()).
@@ -979,21 +1031,41 @@ struct rxe2_qp_dp {
 	 * A positive ACK from a local peer, handed over without a packet
 	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
 	 */
-	bool loop_ack_valid;
-	u32 loop_ack_smsn;
-	u32 loop_ack_psn;
+	bool ack_valid;
+	u32 ack_smsn;
+	u32 ack_psn;
 	/*
 	 * A request from a local peer handed over without a packet
 	 * (rxe2_qp_deliver_req()): its transport headers and payload as
-	 * on the wire, without pad and ICRC.  loop_req_len 0: the slot is
-	 * free.  Filled under rx_queue.lock by the sender, freed by our
-	 * runner once the request is handled.
+	 * on the wire, without pad and ICRC.  req_len 0: the slot is free.
+	 * Filled under rx_queue.lock by the sender, freed by our runner
+	 * once the request is handled.
 	 */
-	u32 loop_req_len;
-	u8 loop_req[RXE2_LOOP_REQ_MAX] __aligned(8);
-	/* our requester's packet being built for that (rxe2_tx_begin()) */
+	u32 req_len;
+	u8 req[RXE2_LOOP_REQ_MAX] __aligned(8);
+	/*
+	 * Our requester's packet being built for that (rxe2_tx_begin());
+	 * under our state_lock
+	 */
 	u32 tx_stage_len;
 	u8 tx_stage[RXE2_LOOP_REQ_MAX] __aligned(8);
+};
+
+struct rxe2_qp_dp {
+	struct work_struct work;
+	/* packets from the hook; its lock: loop.ack_*, loop.req's filling */
+	struct sk_buff_head rx_queue;
+	unsigned long flags;		/* RXE2_QPF_* bits */
+	u16 src_port;			/* UDP source port: ECMP entropy */
+	struct rxe2_av av;		/* RC/UC destination (IB_QP_AV) */
+	u32 mtu;			/* path MTU in bytes */
+	struct rxe2_req_info req;
+	struct rxe2_comp_info comp;
+	struct rxe2_cc_info cc;
+	struct rxe2_pace_info pace;
+	struct rxe2_resp_info resp;
+	struct rxe2_tm_info tm;
+	struct rxe2_loop_info loop;
 };
 
 /* rxe2_qp.c: QP objects and the IBTA state machine */
@@ -1242,7 +1314,7 @@ static inline bool rxe2_qp_is_xrc_tgt(const struct rxe2_qp *qp)
 /*
  * The PD, the receive CQ and the SRQ the responder works with.  An XRC
  * target has none of its own: they are those of the XRC SRQ that the
- * request being handled names (rxe2_xrc.c, dp.xrc_srq).  Between
+ * request being handled names (rxe2_xrc.c, dp.resp.xrc_srq).  Between
  * requests its PD is rxe2_xrc_no_pd, which no MR, window or key is in
  * (a NULL PD would match any in rxe2_mr_lookup()).
  */
@@ -1250,8 +1322,8 @@ extern struct ib_pd rxe2_xrc_no_pd;
 
 static inline struct ib_pd *rxe2_qp_pd(struct rxe2_qp *qp)
 {
-	if (qp->dp.xrc_srq)
-		return qp->dp.xrc_srq->ibsrq.pd;
+	if (qp->dp.resp.xrc_srq)
+		return qp->dp.resp.xrc_srq->ibsrq.pd;
 	if (rxe2_qp_is_xrc_tgt(qp))
 		return &rxe2_xrc_no_pd;
 	return qp->ibqp.pd;
@@ -1260,8 +1332,8 @@ static inline struct ib_pd *rxe2_qp_pd(struct rxe2_qp *qp)
 /* NULL for a QP that has neither (an XRC initiator, a target between requests) */
 static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
 {
-	if (qp->dp.xrc_srq)
-		return to_rcq(qp->dp.xrc_srq->ibsrq.ext.cq);
+	if (qp->dp.resp.xrc_srq)
+		return to_rcq(qp->dp.resp.xrc_srq->ibsrq.ext.cq);
 	/* a TM SRQ's QPs complete receives on the SRQ's CQ */
 	if (rxe2_srq_is_tm(qp->ibqp.srq))
 		return to_rcq(qp->ibqp.srq->ext.cq);
@@ -1270,8 +1342,8 @@ static inline struct rxe2_cq *rxe2_qp_recv_cq(struct rxe2_qp *qp)
 
 static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
 {
-	if (qp->dp.xrc_srq)
-		return qp->dp.xrc_srq;
+	if (qp->dp.resp.xrc_srq)
+		return qp->dp.resp.xrc_srq;
 	return qp->ibqp.srq ? to_rsrq(qp->ibqp.srq) : NULL;
 }
 
@@ -1284,7 +1356,8 @@ static inline struct rxe2_srq *rxe2_qp_srq(struct rxe2_qp *qp)
 static inline bool rxe2_qp_may_use_mr(struct rxe2_qp *qp,
 				      const struct rxe2_mr *mr)
 {
-	bool user = qp->dp.xrc_srq ? qp->dp.xrc_srq->is_user : qp->is_user;
+	bool user = qp->dp.resp.xrc_srq ? qp->dp.resp.xrc_srq->is_user :
+					  qp->is_user;
 
 	if (mr->type == RXE2_MR_PA)
 		return rxe2_qp_allows_pa_mr(qp);

@@ -316,7 +316,7 @@ static unsigned int rxe2_rss_input(const struct rxe2_rss *rss,
 int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
-	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->rwqe;
+	struct rxe2_recv_wqe *w = (struct rxe2_recv_wqe *)dp->resp.rwqe;
 	struct rxe2_ring *r = &wq->ring;
 	unsigned long flags;
 	int avail, ret = 0;
@@ -326,8 +326,8 @@ int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len)
 	if (avail <= 0) {
 		ret = avail < 0 ? -EPROTO : -EAGAIN;
 	} else {
-		memcpy(dp->rwqe, rxe2_ring_slot(r, r->dev_index),
-		       min(r->slot_size, dp->rwqe_size));
+		memcpy(dp->resp.rwqe, rxe2_ring_slot(r, r->dev_index),
+		       min(r->slot_size, dp->resp.rwqe_size));
 		if (w->num_sge > wq->max_sge ||
 		    RXE2_RECV_WQE_HDR_SIZE + w->num_sge *
 		    sizeof(struct rxe2_sge) > r->slot_size)
@@ -339,9 +339,9 @@ int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len)
 	}
 	spin_unlock_irqrestore(&r->lock, flags);
 	if (!ret) {
-		dp->have_rwqe = true;
-		dp->rcv_offset = 0;
-		dp->rcv_inline = false;
+		dp->resp.have_rwqe = true;
+		dp->resp.rcv_offset = 0;
+		dp->resp.rcv_inline = false;
 	}
 	return ret;
 }
@@ -353,7 +353,7 @@ int rxe2_wq_take(struct rxe2_qp *qp, struct rxe2_wq *wq, u32 len)
 void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status)
 {
 	struct rxe2_cqe cqe = {
-		.wr_id = ((struct rxe2_recv_wqe *)qp->dp.rwqe)->wr_id,
+		.wr_id = ((struct rxe2_recv_wqe *)qp->dp.resp.rwqe)->wr_id,
 		.status = status,
 		.opcode = IB_WC_RECV,
 		.qp_num = wq->ibwq.wq_num,
@@ -361,9 +361,9 @@ void rxe2_wq_fail(struct rxe2_qp *qp, struct rxe2_wq *wq, int status)
 	};
 
 	WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
-	if (qp->dp.have_rwqe) {
-		qp->dp.have_rwqe = false;
-		rxe2_mr_msg_end(qp->dp.rcv_hold, RXE2_RECV_MRS);
+	if (qp->dp.resp.have_rwqe) {
+		qp->dp.resp.have_rwqe = false;
+		rxe2_mr_msg_end(qp->dp.resp.rcv_hold, RXE2_RECV_MRS);
 		if (rxe2_cq_post(to_rcq(wq->ibwq.cq), &cqe, false))
 			return;		/* a full CQ: it is in error now */
 	}

@@ -11,7 +11,7 @@
  * domains and shares targets between processes (ibv_open_qp).
  *
  * Here a request finds its SRQ (rxe2_xrc_resp_rx()) and holds it while
- * rxe2_resp_rx() handles it, through dp.xrc_srq, which rxe2_qp_pd(),
+ * rxe2_resp_rx() handles it, through dp.resp.xrc_srq, which rxe2_qp_pd(),
  * rxe2_qp_recv_cq() and rxe2_qp_srq() read.  The packets of one message
  * must all name its SRQ.  An XRCETH that names no XRC SRQ of the
  * target's domain is an invalid request (NAK, the target to ERROR), as
@@ -43,7 +43,7 @@ bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial)
 	struct rxe2_srq *srq;
 
 	/* one at a time: a second would leak the first one's reference */
-	if (WARN_ON_ONCE(qp->dp.xrc_srq))
+	if (WARN_ON_ONCE(qp->dp.resp.xrc_srq))
 		return false;
 	srq = rxe2_xrc_srq_get(rxe2_qp_rdev(qp), srqn);
 	if (!srq)
@@ -53,18 +53,18 @@ bool rxe2_xrc_srq_enter(struct rxe2_qp *qp, u32 srqn, u64 serial)
 		rxe2_srq_put(srq);
 		return false;
 	}
-	qp->dp.xrc_srq = srq;
+	qp->dp.resp.xrc_srq = srq;
 	return true;
 }
 
 /* done with the SRQ: completions it got are announced before it may go */
 void rxe2_xrc_srq_leave(struct rxe2_qp *qp)
 {
-	struct rxe2_srq *srq = qp->dp.xrc_srq;
+	struct rxe2_srq *srq = qp->dp.resp.xrc_srq;
 
 	if (!srq)
 		return;
-	qp->dp.xrc_srq = NULL;
+	qp->dp.resp.xrc_srq = NULL;
 	rxe2_cq_notify(to_rcq(srq->ibsrq.ext.cq));
 	rxe2_srq_put(srq);
 }
@@ -83,9 +83,10 @@ static void rxe2_xrc_bad_srq(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 	rxe2_qp_dropped(qp, RXE2_DROP_XRC_SRQ);
 	if (!new)
 		return;
-	if (dp->have_rwqe &&
-	    !rxe2_xrc_srq_enter(qp, dp->xrc_msg_srqn, dp->xrc_msg_serial))
-		dp->have_rwqe = false;
+	if (dp->resp.have_rwqe &&
+	    !rxe2_xrc_srq_enter(qp, dp->resp.xrc_msg_srqn,
+				dp->resp.xrc_msg_serial))
+		dp->resp.have_rwqe = false;
 	rxe2_resp_fatal(qp, pkt, RXE2_NAK_INV_REQ, IB_WC_REM_INV_REQ_ERR);
 	rxe2_xrc_srq_leave(qp);
 }
@@ -96,7 +97,7 @@ void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_xrceth *x = rxe2_pkt_ext(pkt, RXE2_OPF_XRCETH);
 	u32 srqn = ntohl(x->srqn) & RXE2_XRC_SRQN_MASK;
-	int d = rxe2_psn_diff(pkt->psn, dp->resp_psn);
+	int d = rxe2_psn_diff(pkt->psn, dp->resp.psn);
 	bool ok;
 
 	/*
@@ -111,9 +112,9 @@ void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	 * Within a message, only its SRQ: a completion, even an error one,
 	 * must not reach another SRQ's CQ, which may be another process's.
 	 */
-	if (d == 0 && dp->in_msg)
-		ok = srqn == dp->xrc_msg_srqn &&
-		     rxe2_xrc_srq_enter(qp, srqn, dp->xrc_msg_serial);
+	if (d == 0 && dp->resp.in_msg)
+		ok = srqn == dp->resp.xrc_msg_srqn &&
+		     rxe2_xrc_srq_enter(qp, srqn, dp->resp.xrc_msg_serial);
 	else
 		ok = rxe2_xrc_srq_enter(qp, srqn, 0);
 	if (!ok) {
@@ -122,9 +123,9 @@ void rxe2_xrc_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	}
 	rxe2_resp_rx(qp, pkt);
 	/* a SEND or WRITE that goes on in later packets keeps its SRQ */
-	if (d == 0 && (pkt->flags & RXE2_OPF_FIRST) && dp->in_msg) {
-		dp->xrc_msg_srqn = srqn;
-		dp->xrc_msg_serial = dp->xrc_srq->serial;
+	if (d == 0 && (pkt->flags & RXE2_OPF_FIRST) && dp->resp.in_msg) {
+		dp->resp.xrc_msg_srqn = srqn;
+		dp->resp.xrc_msg_serial = dp->resp.xrc_srq->serial;
 	}
 	rxe2_xrc_srq_leave(qp);
 }

@@ -58,26 +58,43 @@ check: all
 	$(URUN) $(MAKE) -C provider test
 	tools/check $(VM_TIMEOUT) "$(NUMA_TESTS)"
 
-# A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot,
-# then (section "lat") latency under load in a boot of 4 vCPUs and MPI
-# in one of 2,
+# A benchmark, not a test: rxe2 and rdma_rxe side by side in one boot
+# (tools/bench's sections, left out when RXE2_BENCH_ONLY names none of
+# them), then (section "lat") latency under load in a boot of 4 vCPUs
+# and MPI in one of 2,
+# then (section "storage") NFS over RDMA and nvme-rdma with fio in a
+# boot of its own (tools/bench-storage),
 # then (section "loss") goodput over a lossy veth against siw in a boot
 # of its own (tools/bench-loss without a base module; make bench-loss
-# compares against AB_BASE's).  RXE2_BENCH_ONLY picks sections.
+# compares against AB_BASE's).  RXE2_BENCH_ONLY picks sections, e.g.
+# RXE2_BENCH_ONLY=storage make bench boots once, for that section alone.
+BENCH_MAIN = case " $$(echo "$${RXE2_BENCH_ONLY:-perftest}" | tr , ' ') " in \
+	*" perftest "*|*" odp "*|*" capture "*|*" inline "*|*" flush "*|*" scale "*) \
+	true ;; *) false ;; esac
 BENCH_LOSS = case " $$(echo "$${RXE2_BENCH_ONLY:-loss}" | tr , ' ') " in \
 	*" loss "*) true ;; *) false ;; esac
 BENCH_LAT = case " $$(echo "$${RXE2_BENCH_ONLY:-lat}" | tr , ' ') " in \
 	*" lat "*) true ;; *) false ;; esac
+BENCH_STORAGE = case " $$(echo "$${RXE2_BENCH_ONLY:-storage}" | tr , ' ') " in \
+	*" storage "*) true ;; *) false ;; esac
 bench: all tools/memcpy_bw tools/inline_bench tools/odp_bench tools/flush_bench \
 		tools/scale_bench tools/mpi_bench.openmpi tools/mpi_bench.mpich \
 		tools/udp_lat siw-module
 	@mkdir -p .build
-	tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md
+	@: >.build/bench.md
+	@if $(BENCH_MAIN); then \
+		tools/vm --timeout 3000 -- $(CURDIR)/tools/bench | tee .build/bench.md; \
+	fi
 	@if $(BENCH_LAT); then \
 		echo; \
 		tools/vm --smp 4 --timeout 3000 -- $(CURDIR)/tools/bench-lat \
 			perftest | tee -a .build/bench.md; \
 		tools/vm --timeout 3000 -- $(CURDIR)/tools/bench-lat mpi \
+			| tee -a .build/bench.md; \
+	fi
+	@if $(BENCH_STORAGE); then \
+		echo; \
+		tools/vm --timeout 900 -- $(CURDIR)/tools/bench-storage \
 			| tee -a .build/bench.md; \
 	fi
 	@if $(BENCH_LOSS); then \
@@ -347,7 +364,7 @@ help:
 	@echo "make          build rxe/rdma_rxe2.ko, provider/librxe2, selftests"
 	@echo "make check    run the selftests (one VM boot, a second with two NUMA nodes)"
 	@echo "  DISTRO=trixie|sid  build in that distribution's root, boot it with its kernel (make deps DISTRO=... once)"
-	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios"
+	@echo "make bench    perftest on rxe2 and rdma_rxe in one VM boot, with ratios; then latency, storage (NFS/RDMA, nvme-rdma) and loss boots (RXE2_BENCH_ONLY=SECTIONS)"
 	@echo "make check-debug  build a KASAN/UBSAN/lockdep/kmemleak kernel once, run check and fuzz on it"
 	@echo "make check-poison the suite on Debian's kernel with slub_debug and page_poison on (no build)"
 	@echo "make bench-ab the data-path cost of a change: AB_BASE's module against the tree's, one boot"

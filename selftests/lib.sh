@@ -536,3 +536,83 @@ harness_restore() {
 		done
 	done
 }
+
+# ---- NVMe over RDMA in one guest (test_nvme.sh, tools/bench-storage) ------
+# The kernel's nvmet-rdma target exports one namespace through configfs
+# on one RDMA port, the kernel's nvme-rdma host connects to it with
+# nvme-cli over the same device (loopback through the device).
+nvmet_cfg=/sys/kernel/config/nvmet
+
+# nvmet_disk_up: the namespace's backing, a 64 MiB RAM disk: brd's
+# /dev/ram0 (rd_size in KiB); where the kernel has no brd (the sanitizer
+# kernel) a 64 MiB file, which nvmet's file backend exports with buffered
+# I/O (tmpfs has no O_DIRECT).  Sets nvmet_disk (the path) and
+# nvmet_file (the file, or empty).  nvmet_disk_down frees either.
+nvmet_disk_up() {
+	nvmet_disk=/dev/ram0 nvmet_file=
+	modprobe brd rd_nr=1 rd_size=65536 2>/dev/null && return 0
+	nvmet_file=$(mktemp /tmp/nvme-backing.XXXXXX) || return 1
+	nvmet_disk=$nvmet_file
+	truncate -s 64M "$nvmet_file"
+}
+nvmet_disk_down() {
+	if [ -n "$nvmet_file" ]; then
+		rm -f "$nvmet_file"
+	else
+		modprobe -r brd 2>/dev/null
+	fi
+	nvmet_file=
+}
+
+# nvmet_up NQN IP PORT: subsystem NQN (any host may connect) with
+# namespace 1 on $nvmet_disk, and port 1 of the target on rdma, IPv4
+# IP:PORT (the device whose netdev holds IP).  nvmet needs configfs,
+# which creates its mount point when it loads.
+nvmet_up() {
+	_s=$nvmet_cfg/subsystems/$1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config || return 1
+	mkdir "$_s" &&
+	echo 1 >"$_s/attr_allow_any_host" &&
+	mkdir "$_s/namespaces/1" &&
+	echo "$nvmet_disk" >"$_s/namespaces/1/device_path" &&
+	{ [ -z "$nvmet_file" ] ||
+	  echo 1 >"$_s/namespaces/1/buffered_io"; } &&
+	echo 1 >"$_s/namespaces/1/enable" &&
+	mkdir "$nvmet_cfg/ports/1" &&
+	echo rdma >"$nvmet_cfg/ports/1/addr_trtype" &&
+	echo ipv4 >"$nvmet_cfg/ports/1/addr_adrfam" &&
+	echo "$2" >"$nvmet_cfg/ports/1/addr_traddr" &&
+	echo "$3" >"$nvmet_cfg/ports/1/addr_trsvcid" &&
+	ln -s "$_s" "$nvmet_cfg/ports/1/subsystems/$1"
+}
+
+# nvmet_down NQN: what nvmet_up made, or any part of it, removed again;
+# fails when some of it is left
+nvmet_down() {
+	_s=$nvmet_cfg/subsystems/$1
+	rm -f "$nvmet_cfg/ports/1/subsystems/$1" 2>/dev/null
+	rmdir "$nvmet_cfg/ports/1" 2>/dev/null
+	[ -d "$_s" ] && echo 0 >"$_s/namespaces/1/enable" 2>/dev/null
+	rmdir "$_s/namespaces/1" 2>/dev/null
+	rmdir "$_s" 2>/dev/null
+	[ ! -d "$_s" ] && [ ! -d "$nvmet_cfg/ports/1" ]
+}
+
+# nvme_ns_dev NQN: the host's namespace block device of subsystem NQN,
+# once it shows up (at most 10 seconds): its sysfs device is the
+# controller, or with native multipath the subsystem, and both name the
+# NQN
+nvme_ns_dev() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		for _b in /sys/block/nvme*; do
+			[ "$(cat "$_b/device/subsysnqn" 2>/dev/null)" = "$1" ] &&
+				[ -b /dev/"${_b##*/}" ] && echo /dev/"${_b##*/}" &&
+				return 0
+		done
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}

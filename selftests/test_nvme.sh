@@ -33,7 +33,6 @@
 dev=${RXE2_DEV:-rxe2_0}
 nqn=nqn.2026-11.org.rxe2:selftest
 port=4420
-cfg=/sys/kernel/config/nvmet
 [ -e /sys/class/infiniband/"$dev"/rxe2_abi ] && tap_prefix="(rxe2: FRMR, SEND_WITH_INV) "
 
 bail() {
@@ -41,39 +40,11 @@ bail() {
 	exit 1
 }
 
-# the namespace block device of our subsystem, once it shows up: its
-# sysfs device is the controller, or with native multipath the subsystem,
-# and both name the NQN
-ns_dev() {
-	_i=0
-	while [ $_i -lt 100 ]; do
-		for b in /sys/block/nvme*; do
-			[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
-				[ -b /dev/"${b##*/}" ] && echo /dev/"${b##*/}" &&
-				return 0
-		done
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	return 1
-}
-
-target_down() {
-	rm -f "$cfg/ports/1/subsystems/$nqn" 2>/dev/null
-	rmdir "$cfg/ports/1" 2>/dev/null
-	[ -d "$cfg/subsystems/$nqn" ] &&
-		echo 0 >"$cfg/subsystems/$nqn/namespaces/1/enable" 2>/dev/null
-	rmdir "$cfg/subsystems/$nqn/namespaces/1" 2>/dev/null
-	rmdir "$cfg/subsystems/$nqn" 2>/dev/null
-	[ ! -d "$cfg/subsystems/$nqn" ] && [ ! -d "$cfg/ports/1" ]
-}
-
 cleanup() {
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
-	target_down
+	nvmet_down "$nqn"
 	modprobe -r nvme_rdma nvmet_rdma >/dev/null 2>&1
-	modprobe -r brd >/dev/null 2>&1
-	[ -n "$backing_file" ] && rm -f "$backing_file"
+	nvmet_disk_down
 }
 
 fio_verify() {
@@ -109,38 +80,14 @@ ip=$(ibdev_ipv4 "$dev") || bail "$dev has no IPv4 RoCE v2 GID"
 ok "$dev has an IPv4 RoCE v2 GID ($ip)"
 dmesg_before=$(dmesg | wc -l)
 
-# brd: rd_size in KiB; one 64 MiB RAM disk.  Without brd, a file: nvmet's
-# file backend, with buffered I/O (tmpfs has no O_DIRECT).
-backing=/dev/ram0 backing_file=
-if ! modprobe brd rd_nr=1 rd_size=65536 2>/dev/null; then
-	backing_file=$(mktemp /tmp/nvme-backing.XXXXXX) &&
-		truncate -s 64M "$backing_file" || bail "no brd, no backing file"
-	backing=$backing_file
-fi
+# a 64 MiB RAM disk, or a file where the kernel has no brd (lib.sh)
+nvmet_disk_up || bail "no brd, no backing file"
 check_sub "modprobe nvmet_rdma nvme_rdma" modprobe -a nvmet_rdma nvme_rdma
-# nvmet needs configfs, which creates its mount point when it loads
-mountpoint -q /sys/kernel/config ||
-	mount -t configfs none /sys/kernel/config || bail "configfs"
 
-target_up() {
-	mkdir "$cfg/subsystems/$nqn" &&
-	echo 1 >"$cfg/subsystems/$nqn/attr_allow_any_host" &&
-	mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
-	echo "$backing" >"$cfg/subsystems/$nqn/namespaces/1/device_path" &&
-	{ [ -z "$backing_file" ] ||
-	  echo 1 >"$cfg/subsystems/$nqn/namespaces/1/buffered_io"; } &&
-	echo 1 >"$cfg/subsystems/$nqn/namespaces/1/enable" &&
-	mkdir "$cfg/ports/1" &&
-	echo rdma >"$cfg/ports/1/addr_trtype" &&
-	echo ipv4 >"$cfg/ports/1/addr_adrfam" &&
-	echo "$ip" >"$cfg/ports/1/addr_traddr" &&
-	echo $port >"$cfg/ports/1/addr_trsvcid" &&
-	ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
-}
-if target_up; then
-	ok "nvmet exports $backing as $nqn on rdma $ip:$port"
+if nvmet_up "$nqn" "$ip" $port; then
+	ok "nvmet exports $nvmet_disk as $nqn on rdma $ip:$port"
 else
-	not_ok "nvmet exports $backing on rdma $ip:$port"
+	not_ok "nvmet exports $nvmet_disk on rdma $ip:$port"
 	cleanup
 	exit 1
 fi
@@ -154,7 +101,7 @@ else
 	cleanup
 	exit 1
 fi
-if ns=$(ns_dev); then
+if ns=$(nvme_ns_dev "$nqn"); then
 	ok "namespace block device $ns"
 else
 	not_ok "namespace block device appears"
@@ -234,10 +181,9 @@ fi
 
 check_sub "nvme disconnect" sh -c \
 	"nvme disconnect -n '$nqn' | grep -q 'disconnected 1 controller'"
-check_sub "nvmet configuration removed" target_down
+check_sub "nvmet configuration removed" nvmet_down "$nqn"
 check_sub "rmmod nvme_rdma nvmet_rdma" modprobe -r nvme_rdma nvmet_rdma
-modprobe -r brd 2>/dev/null
-[ -n "$backing_file" ] && rm -f "$backing_file"
+nvmet_disk_down
 
 # nvme-rdma logs a remote invalidation of the wrong rkey as "Bogus remote
 # invalidation"; a failed MR registration, a QP error or a lost command

@@ -96,8 +96,8 @@ enum rxe2_dp_counter {
 	RXE2_DPC_ONE_COPY,		/* loopback requests read in place */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
-	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by fault_tx_drop */
-	RXE2_DPC_FAULT_INJECTED,	/* firings of the fault file's rules */
+	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by tx_drop */
+	RXE2_DPC_FAULT_INJECTED,	/* firings of the fault rules */
 	/* on-demand paging (rxe2_odp.c); the last two are gauges */
 	RXE2_DPC_ODP_PAGE_FAULTS,	/* accesses that had to fault pages in */
 	RXE2_DPC_ODP_PAGE_FAULT_PAGES,	/* pages they mapped */
@@ -178,14 +178,15 @@ enum rxe2_fault_action {
 #define RXE2_FAULT_RULES	8
 
 struct rxe2_fault_rule {
-	enum rxe2_fault_action action;
+	u64 id;			/* its rules/<name>/ directory's */
+	enum rxe2_fault_action action;	/* RXE2_FAULT_NONE: not set yet */
 	int qpn;		/* -1: any */
 	int opcode;		/* -1: any */
 	u32 every, rate, count, ms;
 	u32 matched, fired;	/* while live: a spent rule stops counting */
 };
 
-/* the fault file's state (rxe2_fault.c), all under lock */
+/* the device's live fault rules (rxe2_fault.c), all under lock */
 struct rxe2_fault {
 	/* everything below, and rdev->fault_on's writes; IRQs off */
 	spinlock_t lock;
@@ -250,7 +251,7 @@ struct rxe2_dev {
 	unsigned int mcg_attached;
 
 	atomic64_t rx_drops[RXE2_DROP_NUM];	/* RoCEv2 packets refused */
-	/* fault injection (rxe2_fault.c): lose one packet in N sent */
+	/* fault injection (rxe2_fault.c): tx_drop, lose one packet in N */
 	u32 fault_tx_drop;		/* N, 0: off; READ_ONCE/WRITE_ONCE */
 	atomic_t fault_tx_seq;		/* packets sent since N was set */
 	/* RXE2_FAULT_ON_* bits: READ_ONCE, written under fault.lock */
@@ -353,9 +354,9 @@ void rxe2_gids_forget(struct rxe2_dev *rdev);
 struct rxe2_dev *rxe2_gid_lookup(const struct net *net,
 				 const struct in6_addr *addr);
 
-/* rxe2_fault.c: fault injection, the device's fault_tx_drop and fault */
-extern struct device_attribute dev_attr_fault_tx_drop;
-extern struct device_attribute dev_attr_fault;
+/* rxe2_fault.c: fault injection, configfs's rxe2/<ibdev>/ */
+int rxe2_fault_cfs_init(void);
+void rxe2_fault_cfs_exit(void);
 bool rxe2_fault_tx_drop_slow(struct rxe2_dev *rdev, u32 every);
 void rxe2_fault_init(struct rxe2_dev *rdev);
 void rxe2_fault_fini(struct rxe2_dev *rdev);
@@ -366,7 +367,7 @@ void rxe2_fault_xmit(struct rxe2_dev *rdev, struct sk_buff *skb, bool ipv6,
 		     enum rxe2_fault_action act, unsigned int ms);
 void rxe2_fault_overtaken_slow(struct rxe2_dev *rdev);
 
-/* has the fault file a rule for this hook (RXE2_FAULT_ON_*)? */
+/* is a fault rule live for this hook (RXE2_FAULT_ON_*)? */
 static inline bool rxe2_fault_on(struct rxe2_dev *rdev, unsigned int hook)
 {
 	return unlikely(READ_ONCE(rdev->fault_on) & hook);

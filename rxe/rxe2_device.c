@@ -480,8 +480,6 @@ static struct attribute *rxe2_dev_attrs[] = {
 	&rxe2_abi_attr.attr,
 	&dev_attr_parent.attr,
 	&dev_attr_ic_map.attr,
-	&dev_attr_fault_tx_drop.attr,
-	&dev_attr_fault.attr,
 	NULL,
 };
 

@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * rxe2: fault injection for CI, through two sysfs files of the device
- * (sysfs, not debugfs: it is there in a container too; docs/knobs.md
- * says why they are to move to configfs).
+ * rxe2: fault injection for CI, configured through configfs:
+ * /sys/kernel/config/rxe2/<ibdev>/, made by root with mkdir (configfs, not
+ * debugfs, which lockdown closes to writers; not sysfs, which cannot make
+ * a rule on mkdir: docs/knobs.md says why, and documents every file).
  *
- * fault_tx_drop holds N: one packet in N that the device transmits is
- * lost, as on a bad wire (0, the default, turns it off; 1 loses
- * everything).  It covers everything the device sends, to the network
- * or over loopback (packets, handed-over requests and ACKs alike), so RC
- * retransmission, READ re-requests and the recovery of kernel consumers
- * (nvme-rdma, RDMA CM) can be tested without netem and where netem
- * cannot reach: two devices in one namespace never touch a netdev.  Each
- * loss is counted in the port counter fault_tx_drops.  Which packets are
- * lost is a function of their number since N was written, mixed by a
- * hash: a run that sends the same packets loses the same ones, yet the
- * losses have no period.  A strict "every Nth" would lock step with
- * go-back-N: a retransmission of k packets with k a multiple of N loses
- * the same packet every time, until the retry count runs out.
+ * tx_drop holds N: one packet in N that the device transmits is lost, as
+ * on a bad wire (0, the default, turns it off; 1 loses everything).  It
+ * covers everything the device sends, to the network or over loopback
+ * (packets, handed-over requests and ACKs alike), so RC retransmission,
+ * READ re-requests and the recovery of kernel consumers (nvme-rdma, RDMA
+ * CM) can be tested without netem and where netem cannot reach: two
+ * devices in one namespace never touch a netdev.  Each loss is counted in
+ * the port counter fault_tx_drops.  Which packets are lost is a function
+ * of their number since N was written, mixed by a hash: a run that sends
+ * the same packets loses the same ones, yet the losses have no period.  A
+ * strict "every Nth" would lock step with go-back-N: a retransmission of
+ * k packets with k a multiple of N loses the same packet every time,
+ * until the retry count runs out.
  *
- * fault holds up to RXE2_FAULT_RULES rules, one written at a time:
- *
- *   ACTION [qpn=Q] [opcode=OP] [every=N | rate=N] [count=K] [ms=T]
+ * rules/<name>/ is one rule, up to RXE2_FAULT_RULES of them, made with
+ * mkdir; a file per field: action, qpn, opcode, every, rate, count, ms,
+ * written while the rule is off, then enable.
  *
  * Transmit actions act on the packets the device sends (qpn: the
  * sending QP, ours; opcode: the BTH's): drop, dup (a second copy right
  * behind), corrupt (the ICRC made wrong: the receiver drops it), delay
- * (held ms=T, at most 1000, before it leaves) and reorder (held until the
+ * (held ms, at most 1000, before it leaves) and reorder (held until the
  * device sends its next packet, which overtakes it; at most 10 ms).
  * Responder actions act on the new requests the device's RC QPs receive
  * (qpn: the responder QP; the first packet of a message): rnr_nak,
@@ -38,10 +39,20 @@
  *
  * A rule sees the events its filters match; every=N fires on the Nth,
  * 2Nth, ... of them, rate=N on one in N chosen by the hash above, neither
- * on each; count=K retires it after K firings (it stays listed, and
- * stops matching).  The first rule that fires decides.  "clear" removes them all; reading the file lists them with
- * how many events they matched and how often they fired.  Each firing is
- * counted in the port counter fault_injected.
+ * on each; count=K retires it after K firings (it stays live, and stops
+ * matching).  Enabled, a rule joins the device's list last; the first
+ * live rule that fires decides.  matched and fired count the events it
+ * matched and its firings; each firing is also counted in the port
+ * counter fault_injected.  Removing the last transmit rule (enable 0, or
+ * rmdir) sends what delay and reorder hold.
+ *
+ * The directories are the user's, not the device's: every access finds
+ * the device by the directory's name (ENODEV when there is none), so a
+ * directory outlives its device, and a device made again under the name
+ * starts with no rule live.  A live rule is a copy in the device's list
+ * (struct rxe2_fault, the hooks' only state), known by its id.  Each
+ * directory pins the module (configfs takes a reference per mkdir), so
+ * rmmod waits for them to go, and the subsystem is unregistered empty.
  *
  * While a transmit rule is live, every packet the device sends is an skb
  * (no staged request, no ACK handed over as a call) that meets the rules
@@ -51,11 +62,17 @@
  * at once.  Off, each hook costs one READ_ONCE() of rdev->fault_on, a
  * word next to fault_tx_drop, which the transmit path reads anyway.
  */
+#include <linux/configfs.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 
 #include "rxe2_hdr.h"
 #include "rxe2_verbs.h"
+
+/* Debian builds it as a module; a kernel without it cannot take rules */
+#if !IS_ENABLED(CONFIG_CONFIGFS_FS)
+#error "rdma_rxe2 needs configfs (CONFIG_CONFIGFS_FS) for its fault injection"
+#endif
 
 #define RXE2_FAULT_MAX_DELAY_MS		1000
 #define RXE2_FAULT_REORDER_MS		10
@@ -98,6 +115,17 @@ static const unsigned int rxe2_fault_hooks[RXE2_FAULT_NUM] = {
 static bool rxe2_fault_spent(const struct rxe2_fault_rule *r)
 {
 	return r->count && r->fired >= r->count;
+}
+
+/* is a transmit rule live, spent or not (what delay and reorder hold for)? */
+static bool rxe2_fault_has_tx(const struct rxe2_fault *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < f->nrules; i++)
+		if (rxe2_fault_hooks[f->rules[i].action] == RXE2_FAULT_ON_TX)
+			return true;
+	return false;
 }
 
 /* rdev->fault_on from the live rules and the held packets; under lock */
@@ -277,8 +305,9 @@ static void rxe2_fault_work(struct work_struct *w)
 
 /*
  * Hold a packet for ms, or (reorder) until the next one has left; it
- * leaves at once when the rules are gone ("clear" raced with it; a rule
- * its firing retired is still there) or too many are held.
+ * leaves at once when no transmit rule is live any more (its removal
+ * raced with it; a rule its firing retired is still there) or too many
+ * are held.
  */
 static void rxe2_fault_hold(struct rxe2_dev *rdev, struct sk_buff *skb,
 			    bool ipv6, unsigned int ms, bool reorder)
@@ -294,7 +323,7 @@ static void rxe2_fault_hold(struct rxe2_dev *rdev, struct sk_buff *skb,
 	h->reorder = reorder;
 	h->due = now + msecs_to_jiffies(ms);
 	spin_lock_irqsave(&f->lock, flags);
-	if (!f->nrules || f->nheld >= RXE2_FAULT_MAX_HELD) {
+	if (!rxe2_fault_has_tx(f) || f->nheld >= RXE2_FAULT_MAX_HELD) {
 		spin_unlock_irqrestore(&f->lock, flags);
 		kfree(h);
 		goto out;
@@ -371,153 +400,648 @@ void rxe2_fault_fini(struct rxe2_dev *rdev)
 	rxe2_fault_release(rdev, RXE2_FAULT_LET_PURGE);
 }
 
-static ssize_t fault_tx_drop_show(struct device *device,
-				  struct device_attribute *attr, char *buf)
-{
-	struct rxe2_dev *rdev = to_rdev(rdma_device_to_ibdev(device));
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(rdev->fault_tx_drop));
-}
+/*
+ * The configfs side: /sys/kernel/config/rxe2/<ibdev>/ (struct rxe2_cfs_dev)
+ * with tx_drop and rules/, and rules/<name>/ (struct rxe2_cfs_rule).
+ *
+ * rxe2_cfs_lock orders every rule's writers, enable among them, against
+ * each other: configfs runs the stores of different open files, and of
+ * different files of one item, concurrently.  It is taken in configfs
+ * callbacks only (with configfs' su_mutex, or an attribute's fragment
+ * semaphore, held outside it) and takes rxe2_dev_lock inside it: the
+ * device found by name is not freed while that is held, as
+ * rxe2_dealloc_driver() takes it before rxe2_fault_fini(), so a write
+ * in progress when the device is removed ends first, and the removal's
+ * purge comes after it.
+ */
+static DEFINE_MUTEX(rxe2_cfs_lock);
+static u64 rxe2_cfs_next_id;	/* rule ids, under rxe2_cfs_lock */
 
-static ssize_t fault_tx_drop_store(struct device *device,
-				   struct device_attribute *attr,
-				   const char *buf, size_t count)
-{
-	struct rxe2_dev *rdev = to_rdev(rdma_device_to_ibdev(device));
-	u32 every;
-	int ret;
+struct rxe2_cfs_dev {
+	struct config_group group;	/* named after the device */
+	struct config_group rules;	/* rules/, made with it */
+	unsigned int nrules;		/* entries of rules/, rxe2_cfs_lock */
+};
 
-	ret = kstrtou32(buf, 0, &every);
-	if (ret)
-		return ret;
-	atomic_set(&rdev->fault_tx_seq, 0);
-	WRITE_ONCE(rdev->fault_tx_drop, every);
-	return count;
-}
-
-DEVICE_ATTR_RW(fault_tx_drop);
-
-/* "key=value" into the rule; -EINVAL for anything else */
-static int rxe2_fault_parse_opt(struct rxe2_fault_rule *r, char *tok)
-{
-	char *val = strchr(tok, '=');
-	u32 v;
-
-	if (!val || kstrtou32(val + 1, 0, &v))
-		return -EINVAL;
-	*val = 0;
-	if (!strcmp(tok, "qpn") && v <= RXE2_QPN_MASK)
-		r->qpn = v;
-	else if (!strcmp(tok, "opcode") && v <= 0xff)
-		r->opcode = v;
-	else if (!strcmp(tok, "every") && v)
-		r->every = v;
-	else if (!strcmp(tok, "rate") && v)
-		r->rate = v;
-	else if (!strcmp(tok, "count"))
-		r->count = v;
-	else if (!strcmp(tok, "ms") && v <= RXE2_FAULT_MAX_DELAY_MS)
-		r->ms = v;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int rxe2_fault_parse(struct rxe2_fault_rule *r, char *line)
-{
-	char *tok = strsep(&line, " \t");
-	int a, ret;
-
-	a = match_string(rxe2_fault_names, RXE2_FAULT_NUM, tok);
-	if (a < 0)
-		return -EINVAL;
-	memset(r, 0, sizeof(*r));
-	r->action = a;
-	r->qpn = -1;
-	r->opcode = -1;
-	while ((tok = strsep(&line, " \t"))) {
-		if (!*tok)
-			continue;
-		ret = rxe2_fault_parse_opt(r, tok);
-		if (ret)
-			return ret;
-	}
-	if ((r->every && r->rate) ||
-	    (r->action == RXE2_FAULT_DELAY) != !!r->ms ||
-	    (r->action == RXE2_FAULT_ODP_FAIL &&
-	     (r->qpn >= 0 || r->opcode >= 0)))
-		return -EINVAL;
-	return 0;
-}
-
-static ssize_t fault_store(struct device *device,
-			   struct device_attribute *attr, const char *buf,
-			   size_t count)
-{
-	struct rxe2_dev *rdev = to_rdev(rdma_device_to_ibdev(device));
+struct rxe2_cfs_rule {
+	struct config_item item;
+	struct rxe2_cfs_dev *dev;	/* outlives it: configfs' reference */
+	/* the fields, and the counts of its last time live; rxe2_cfs_lock */
 	struct rxe2_fault_rule r;
-	char *line, *dup;
-	int ret = 0;
+};
 
-	dup = kstrndup(buf, count, GFP_KERNEL);
-	if (!dup)
-		return -ENOMEM;
-	line = strim(dup);
-	if (!strcmp(line, "clear")) {
-		spin_lock_irq(&rdev->fault.lock);
-		rdev->fault.nrules = 0;
-		rxe2_fault_update_on(rdev);
-		spin_unlock_irq(&rdev->fault.lock);
-		/* what delay or reorder holds leaves now */
-		rxe2_fault_release(rdev, RXE2_FAULT_LET_ALL);
-		goto out;
-	}
-	ret = rxe2_fault_parse(&r, line);
-	if (ret)
-		goto out;
-	spin_lock_irq(&rdev->fault.lock);
-	if (rdev->fault.nrules == RXE2_FAULT_RULES) {
-		ret = -ENOSPC;
-	} else {
-		rdev->fault.rules[rdev->fault.nrules++] = r;
-		rxe2_fault_update_on(rdev);
-	}
-	spin_unlock_irq(&rdev->fault.lock);
-out:
-	kfree(dup);
-	return ret ? ret : count;
+static struct rxe2_cfs_dev *to_cfs_dev(struct config_item *item)
+{
+	return container_of(to_config_group(item), struct rxe2_cfs_dev,
+			    group);
 }
 
-static ssize_t fault_show(struct device *device,
-			  struct device_attribute *attr, char *buf)
+static struct rxe2_cfs_rule *to_cfs_rule(struct config_item *item)
 {
-	struct rxe2_dev *rdev = to_rdev(rdma_device_to_ibdev(device));
-	int len = 0;
+	return container_of(item, struct rxe2_cfs_rule, item);
+}
+
+/*
+ * The registered rxe2 device named @name, returned with rxe2_dev_lock
+ * held; NULL, and the lock not held, when there is none.  ibdev.name is
+ * an array a rename rewrites in place, never freed, whose last byte stays
+ * NUL: a lookup racing with a rename sees one name or the other.
+ */
+static struct rxe2_dev *rxe2_cfs_dev_lock(const char *name)
+{
+	struct rxe2_dev *rdev;
+
+	mutex_lock(&rxe2_dev_lock);
+	list_for_each_entry(rdev, &rxe2_dev_list, list) {
+		if (strcmp(rdev->ibdev.name, name) ||
+		    !ib_device_try_get(&rdev->ibdev))
+			continue;
+		/* registered, and not on its way out: the lock keeps it */
+		ib_device_put(&rdev->ibdev);
+		return rdev;
+	}
+	mutex_unlock(&rxe2_dev_lock);
+	return NULL;
+}
+
+/* the index of rule @id in the device's list, or -1; under fault.lock */
+static int rxe2_fault_find(const struct rxe2_fault *f, u64 id)
+{
 	unsigned int i;
 
-	spin_lock_irq(&rdev->fault.lock);
-	for (i = 0; i < rdev->fault.nrules; i++) {
-		const struct rxe2_fault_rule *r = &rdev->fault.rules[i];
+	for (i = 0; i < f->nrules; i++)
+		if (f->rules[i].id == id)
+			return i;
+	return -1;
+}
 
-		len += sysfs_emit_at(buf, len, "%s",
-				     rxe2_fault_names[r->action]);
-		if (r->qpn >= 0)
-			len += sysfs_emit_at(buf, len, " qpn=%d", r->qpn);
-		if (r->opcode >= 0)
-			len += sysfs_emit_at(buf, len, " opcode=%d", r->opcode);
-		if (r->every)
-			len += sysfs_emit_at(buf, len, " every=%u", r->every);
-		if (r->rate)
-			len += sysfs_emit_at(buf, len, " rate=%u", r->rate);
-		if (r->count)
-			len += sysfs_emit_at(buf, len, " count=%u", r->count);
-		if (r->ms)
-			len += sysfs_emit_at(buf, len, " ms=%u", r->ms);
-		len += sysfs_emit_at(buf, len, " matched=%u fired=%u\n",
-				     r->matched, r->fired);
+/* is rule @r live in @rdev?  Its counts there into @r if so */
+static bool rxe2_fault_live(struct rxe2_dev *rdev, struct rxe2_fault_rule *r)
+{
+	struct rxe2_fault *f = &rdev->fault;
+	int i;
+
+	spin_lock_irq(&f->lock);
+	i = rxe2_fault_find(f, r->id);
+	if (i >= 0) {
+		r->matched = f->rules[i].matched;
+		r->fired = f->rules[i].fired;
 	}
-	spin_unlock_irq(&rdev->fault.lock);
+	spin_unlock_irq(&f->lock);
+	return i >= 0;
+}
+
+/* what the old one-line parser refused beyond each field's own range */
+static bool rxe2_fault_rule_ok(const struct rxe2_fault_rule *r)
+{
+	return r->action < RXE2_FAULT_NUM && !(r->every && r->rate) &&
+	       (r->action == RXE2_FAULT_DELAY) == !!r->ms &&
+	       (r->action != RXE2_FAULT_ODP_FAIL ||
+		(r->qpn < 0 && r->opcode < 0));
+}
+
+/* rule @r goes live in @rdev, last in the list, its counts from zero */
+static int rxe2_fault_link(struct rxe2_dev *rdev, struct rxe2_fault_rule *r)
+{
+	struct rxe2_fault *f = &rdev->fault;
+	int ret = 0;
+
+	if (!rxe2_fault_rule_ok(r))
+		return -EINVAL;
+	spin_lock_irq(&f->lock);
+	if (rxe2_fault_find(f, r->id) >= 0)
+		goto out;		/* live already: nothing to do */
+	/* only a rename can gather more than one directory's rules */
+	if (f->nrules == RXE2_FAULT_RULES) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	r->matched = 0;
+	r->fired = 0;
+	f->rules[f->nrules++] = *r;
+	rxe2_fault_update_on(rdev);
+out:
+	spin_unlock_irq(&f->lock);
+	return ret;
+}
+
+/*
+ * Rule @r leaves @rdev's list, the others keeping their order, its last
+ * counts kept in @r; with the last transmit rule gone, what delay and
+ * reorder hold leaves now.
+ */
+static void rxe2_fault_unlink(struct rxe2_dev *rdev, struct rxe2_fault_rule *r)
+{
+	struct rxe2_fault *f = &rdev->fault;
+	bool tx_left;
+	int i;
+
+	spin_lock_irq(&f->lock);
+	i = rxe2_fault_find(f, r->id);
+	if (i < 0) {
+		spin_unlock_irq(&f->lock);
+		return;
+	}
+	r->matched = f->rules[i].matched;
+	r->fired = f->rules[i].fired;
+	memmove(&f->rules[i], &f->rules[i + 1],
+		(f->nrules - i - 1) * sizeof(f->rules[0]));
+	f->nrules--;
+	tx_left = rxe2_fault_has_tx(f);
+	rxe2_fault_update_on(rdev);
+	spin_unlock_irq(&f->lock);
+	if (!tx_left)
+		rxe2_fault_release(rdev, RXE2_FAULT_LET_ALL);
+}
+
+/*
+ * Rule @r out of every device: the one named by its directory, and one
+ * it stayed live in under its old name after a rename.  rxe2_dev_lock
+ * held.
+ */
+static void rxe2_fault_unlink_all(struct rxe2_fault_rule *r)
+{
+	struct rxe2_dev *rdev;
+
+	lockdep_assert_held(&rxe2_dev_lock);
+	list_for_each_entry(rdev, &rxe2_dev_list, list)
+		rxe2_fault_unlink(rdev, r);
+}
+
+/* <ibdev>/tx_drop */
+static ssize_t rxe2_cfs_tx_drop_show(struct config_item *item, char *page)
+{
+	struct rxe2_dev *rdev = rxe2_cfs_dev_lock(config_item_name(item));
+	u32 every;
+
+	if (!rdev)
+		return -ENODEV;
+	every = READ_ONCE(rdev->fault_tx_drop);
+	mutex_unlock(&rxe2_dev_lock);
+	return sysfs_emit(page, "%u\n", every);
+}
+
+static ssize_t rxe2_cfs_tx_drop_store(struct config_item *item,
+				      const char *page, size_t len)
+{
+	struct rxe2_dev *rdev;
+	u32 every;
+
+	if (kstrtou32(page, 0, &every))
+		return -EINVAL;
+	rdev = rxe2_cfs_dev_lock(config_item_name(item));
+	if (!rdev)
+		return -ENODEV;
+	atomic_set(&rdev->fault_tx_seq, 0);
+	WRITE_ONCE(rdev->fault_tx_drop, every);
+	mutex_unlock(&rxe2_dev_lock);
 	return len;
 }
 
-DEVICE_ATTR_RW(fault);
+CONFIGFS_ATTR(rxe2_cfs_, tx_drop);
+
+/* the fields of rules/<name>/, one file each */
+enum rxe2_cfs_field {
+	RXE2_CFS_ACTION,
+	RXE2_CFS_QPN,
+	RXE2_CFS_OPCODE,
+	RXE2_CFS_EVERY,
+	RXE2_CFS_RATE,
+	RXE2_CFS_COUNT,
+	RXE2_CFS_MS,
+};
+
+/* a field's value from what was written; each file's range, or -EINVAL */
+static int rxe2_cfs_parse(enum rxe2_cfs_field field, const char *page,
+			  s64 *val)
+{
+	u32 max = U32_MAX, v;
+	int a;
+
+	switch (field) {
+	case RXE2_CFS_ACTION:
+		if (sysfs_streq(page, "none")) {
+			*val = RXE2_FAULT_NONE;
+			return 0;
+		}
+		a = sysfs_match_string(rxe2_fault_names, page);
+		if (a < 0)
+			return -EINVAL;
+		*val = a;
+		return 0;
+	case RXE2_CFS_QPN:
+	case RXE2_CFS_OPCODE:
+		if (sysfs_streq(page, "any")) {
+			*val = -1;
+			return 0;
+		}
+		max = field == RXE2_CFS_QPN ? RXE2_QPN_MASK : 0xff;
+		break;
+	case RXE2_CFS_MS:
+		max = RXE2_FAULT_MAX_DELAY_MS;
+		break;
+	default:
+		break;
+	}
+	if (kstrtou32(page, 0, &v) || v > max)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static void rxe2_cfs_set(struct rxe2_fault_rule *r, enum rxe2_cfs_field field,
+			 s64 val)
+{
+	switch (field) {
+	case RXE2_CFS_ACTION:
+		r->action = val;
+		break;
+	case RXE2_CFS_QPN:
+		r->qpn = val;
+		break;
+	case RXE2_CFS_OPCODE:
+		r->opcode = val;
+		break;
+	case RXE2_CFS_EVERY:
+		r->every = val;
+		break;
+	case RXE2_CFS_RATE:
+		r->rate = val;
+		break;
+	case RXE2_CFS_COUNT:
+		r->count = val;
+		break;
+	case RXE2_CFS_MS:
+		r->ms = val;
+		break;
+	}
+}
+
+static ssize_t rxe2_cfs_show(struct config_item *item, char *page,
+			     enum rxe2_cfs_field field)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+	const struct rxe2_fault_rule *r = &c->r;
+	struct rxe2_dev *rdev;
+	ssize_t ret;
+	int id;
+
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	if (!rdev) {
+		ret = -ENODEV;
+		goto out;
+	}
+	mutex_unlock(&rxe2_dev_lock);
+	switch (field) {
+	case RXE2_CFS_ACTION:
+		ret = sysfs_emit(page, "%s\n", r->action < RXE2_FAULT_NUM ?
+				 rxe2_fault_names[r->action] : "none");
+		break;
+	case RXE2_CFS_QPN:
+	case RXE2_CFS_OPCODE:
+		id = field == RXE2_CFS_QPN ? r->qpn : r->opcode;
+		ret = id < 0 ? sysfs_emit(page, "any\n") :
+			       sysfs_emit(page, "%d\n", id);
+		break;
+	case RXE2_CFS_EVERY:
+		ret = sysfs_emit(page, "%u\n", r->every);
+		break;
+	case RXE2_CFS_RATE:
+		ret = sysfs_emit(page, "%u\n", r->rate);
+		break;
+	case RXE2_CFS_COUNT:
+		ret = sysfs_emit(page, "%u\n", r->count);
+		break;
+	default:
+		ret = sysfs_emit(page, "%u\n", r->ms);
+		break;
+	}
+out:
+	mutex_unlock(&rxe2_cfs_lock);
+	return ret;
+}
+
+/* a field is written while the rule is off: a live copy never changes */
+static ssize_t rxe2_cfs_store(struct config_item *item, const char *page,
+			      size_t len, enum rxe2_cfs_field field)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+	struct rxe2_dev *rdev;
+	ssize_t ret = len;
+	s64 val;
+
+	if (rxe2_cfs_parse(field, page, &val))
+		return -EINVAL;
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	if (!rdev) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (rxe2_fault_live(rdev, &c->r))
+		ret = -EBUSY;
+	else
+		rxe2_cfs_set(&c->r, field, val);
+	mutex_unlock(&rxe2_dev_lock);
+out:
+	mutex_unlock(&rxe2_cfs_lock);
+	return ret;
+}
+
+#define RXE2_CFS_FIELD(name, field)					\
+static ssize_t rxe2_cfs_##name##_show(struct config_item *item,	\
+				      char *page)			\
+{									\
+	return rxe2_cfs_show(item, page, field);			\
+}									\
+static ssize_t rxe2_cfs_##name##_store(struct config_item *item,	\
+				       const char *page, size_t len)	\
+{									\
+	return rxe2_cfs_store(item, page, len, field);			\
+}									\
+CONFIGFS_ATTR(rxe2_cfs_, name)
+
+RXE2_CFS_FIELD(action, RXE2_CFS_ACTION);
+RXE2_CFS_FIELD(qpn, RXE2_CFS_QPN);
+RXE2_CFS_FIELD(opcode, RXE2_CFS_OPCODE);
+RXE2_CFS_FIELD(every, RXE2_CFS_EVERY);
+RXE2_CFS_FIELD(rate, RXE2_CFS_RATE);
+RXE2_CFS_FIELD(count, RXE2_CFS_COUNT);
+RXE2_CFS_FIELD(ms, RXE2_CFS_MS);
+
+/* rules/<name>/enable: 1 iff live in the device of the directory's name */
+static ssize_t rxe2_cfs_enable_show(struct config_item *item, char *page)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+	struct rxe2_dev *rdev;
+	bool live;
+
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	if (!rdev) {
+		mutex_unlock(&rxe2_cfs_lock);
+		return -ENODEV;
+	}
+	live = rxe2_fault_live(rdev, &c->r);
+	mutex_unlock(&rxe2_dev_lock);
+	mutex_unlock(&rxe2_cfs_lock);
+	return sysfs_emit(page, "%d\n", live);
+}
+
+static ssize_t rxe2_cfs_enable_store(struct config_item *item,
+				     const char *page, size_t len)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+	struct rxe2_dev *rdev;
+	unsigned int on;
+	int ret = 0;
+
+	if (kstrtouint(page, 0, &on) || on > 1)
+		return -EINVAL;
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	if (!rdev) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (on)
+		ret = rxe2_fault_link(rdev, &c->r);
+	else
+		rxe2_fault_unlink_all(&c->r);
+	mutex_unlock(&rxe2_dev_lock);
+out:
+	mutex_unlock(&rxe2_cfs_lock);
+	return ret ? ret : len;
+}
+
+CONFIGFS_ATTR(rxe2_cfs_, enable);
+
+/* rules/<name>/matched and fired: while live the device's, else the last */
+static ssize_t rxe2_cfs_count_of(struct config_item *item, char *page,
+				 bool fired)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+	struct rxe2_dev *rdev;
+	u32 n;
+
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	if (!rdev) {
+		mutex_unlock(&rxe2_cfs_lock);
+		return -ENODEV;
+	}
+	rxe2_fault_live(rdev, &c->r);
+	mutex_unlock(&rxe2_dev_lock);
+	n = fired ? c->r.fired : c->r.matched;
+	mutex_unlock(&rxe2_cfs_lock);
+	return sysfs_emit(page, "%u\n", n);
+}
+
+static ssize_t rxe2_cfs_matched_show(struct config_item *item, char *page)
+{
+	return rxe2_cfs_count_of(item, page, false);
+}
+
+static ssize_t rxe2_cfs_fired_show(struct config_item *item, char *page)
+{
+	return rxe2_cfs_count_of(item, page, true);
+}
+
+CONFIGFS_ATTR_RO(rxe2_cfs_, matched);
+CONFIGFS_ATTR_RO(rxe2_cfs_, fired);
+
+static struct configfs_attribute *rxe2_cfs_rule_attrs[] = {
+	&rxe2_cfs_attr_action,
+	&rxe2_cfs_attr_qpn,
+	&rxe2_cfs_attr_opcode,
+	&rxe2_cfs_attr_every,
+	&rxe2_cfs_attr_rate,
+	&rxe2_cfs_attr_count,
+	&rxe2_cfs_attr_ms,
+	&rxe2_cfs_attr_enable,
+	&rxe2_cfs_attr_matched,
+	&rxe2_cfs_attr_fired,
+	NULL,
+};
+
+static void rxe2_cfs_rule_release(struct config_item *item)
+{
+	kfree(to_cfs_rule(item));
+}
+
+/*
+ * Not const: ct_item_ops and ct_group_ops point to const operations
+ * only from Linux 7.3 on, and a pointer to the writable kind fits both.
+ */
+static struct configfs_item_operations rxe2_cfs_rule_item_ops = {
+	.release = rxe2_cfs_rule_release,
+};
+
+static const struct config_item_type rxe2_cfs_rule_type = {
+	.ct_item_ops = &rxe2_cfs_rule_item_ops,
+	.ct_attrs = rxe2_cfs_rule_attrs,
+	.ct_owner = THIS_MODULE,
+};
+
+/* mkdir rules/<name>: a rule, off, every field unset */
+static struct config_item *rxe2_cfs_rule_make(struct config_group *rules,
+					      const char *name)
+{
+	struct rxe2_cfs_dev *d = container_of(rules, struct rxe2_cfs_dev,
+					      rules);
+	struct rxe2_cfs_rule *c = NULL;
+	struct rxe2_dev *rdev;
+	int ret = 0;
+
+	mutex_lock(&rxe2_cfs_lock);
+	rdev = rxe2_cfs_dev_lock(config_item_name(&d->group.cg_item));
+	if (!rdev) {
+		ret = -ENODEV;
+		goto out;
+	}
+	mutex_unlock(&rxe2_dev_lock);
+	if (d->nrules == RXE2_FAULT_RULES) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	c->dev = d;
+	c->r.action = RXE2_FAULT_NONE;
+	c->r.qpn = -1;
+	c->r.opcode = -1;
+	c->r.id = ++rxe2_cfs_next_id;
+	d->nrules++;
+	config_item_init_type_name(&c->item, name, &rxe2_cfs_rule_type);
+out:
+	mutex_unlock(&rxe2_cfs_lock);
+	return ret ? ERR_PTR(ret) : &c->item;
+}
+
+/* rmdir rules/<name>: the rule leaves whatever device it is live in */
+static void rxe2_cfs_rule_drop(struct config_group *rules,
+			       struct config_item *item)
+{
+	struct rxe2_cfs_rule *c = to_cfs_rule(item);
+
+	mutex_lock(&rxe2_cfs_lock);
+	mutex_lock(&rxe2_dev_lock);
+	rxe2_fault_unlink_all(&c->r);
+	mutex_unlock(&rxe2_dev_lock);
+	c->dev->nrules--;
+	mutex_unlock(&rxe2_cfs_lock);
+	config_item_put(item);
+}
+
+static struct configfs_group_operations rxe2_cfs_rules_group_ops = {
+	.make_item = rxe2_cfs_rule_make,
+	.drop_item = rxe2_cfs_rule_drop,
+};
+
+static const struct config_item_type rxe2_cfs_rules_type = {
+	.ct_group_ops = &rxe2_cfs_rules_group_ops,
+	.ct_owner = THIS_MODULE,
+};
+
+static struct configfs_attribute *rxe2_cfs_dev_attrs[] = {
+	&rxe2_cfs_attr_tx_drop,
+	NULL,
+};
+
+static void rxe2_cfs_dev_release(struct config_item *item)
+{
+	kfree(to_cfs_dev(item));
+}
+
+static struct configfs_item_operations rxe2_cfs_dev_item_ops = {
+	.release = rxe2_cfs_dev_release,
+};
+
+static const struct config_item_type rxe2_cfs_dev_type = {
+	.ct_item_ops = &rxe2_cfs_dev_item_ops,
+	.ct_attrs = rxe2_cfs_dev_attrs,
+	.ct_owner = THIS_MODULE,
+};
+
+/*
+ * mkdir <ibdev>: only for an rxe2 device of that name, as rdma_cm does
+ * (a typo is ENODEV, not a directory that never works); rules/ with it
+ */
+static struct config_group *rxe2_cfs_dev_make(struct config_group *root,
+					      const char *name)
+{
+	struct rxe2_cfs_dev *d;
+	struct rxe2_dev *rdev;
+
+	if (strlen(name) >= IB_DEVICE_NAME_MAX)
+		return ERR_PTR(-ENODEV);
+	rdev = rxe2_cfs_dev_lock(name);
+	if (!rdev)
+		return ERR_PTR(-ENODEV);
+	mutex_unlock(&rxe2_dev_lock);
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+	config_group_init_type_name(&d->group, name, &rxe2_cfs_dev_type);
+	config_group_init_type_name(&d->rules, "rules", &rxe2_cfs_rules_type);
+	configfs_add_default_group(&d->rules, &d->group);
+	return &d->group;
+}
+
+/*
+ * rmdir <ibdev> (configfs refuses it while rules/ has an entry): the
+ * device keeps its tx_drop, as rdma_cm's devices keep their settings
+ */
+static void rxe2_cfs_dev_drop(struct config_group *root,
+			      struct config_item *item)
+{
+	configfs_remove_default_groups(to_config_group(item));
+	config_item_put(item);
+}
+
+static struct configfs_group_operations rxe2_cfs_root_group_ops = {
+	.make_group = rxe2_cfs_dev_make,
+	.drop_item = rxe2_cfs_dev_drop,
+};
+
+static const struct config_item_type rxe2_cfs_root_type = {
+	.ct_group_ops = &rxe2_cfs_root_group_ops,
+	.ct_owner = THIS_MODULE,
+};
+
+static struct configfs_subsystem rxe2_cfs_subsys = {
+	.su_group = {
+		.cg_item = {
+			.ci_namebuf = "rxe2",
+			.ci_type = &rxe2_cfs_root_type,
+		},
+	},
+};
+
+/* module init: /sys/kernel/config/rxe2/ */
+int rxe2_fault_cfs_init(void)
+{
+	int err;
+
+	config_group_init(&rxe2_cfs_subsys.su_group);
+	mutex_init(&rxe2_cfs_subsys.su_mutex);
+	err = configfs_register_subsystem(&rxe2_cfs_subsys);
+	if (err)
+		mutex_destroy(&rxe2_cfs_subsys.su_mutex);
+	return err;
+}
+
+/*
+ * module exit: every directory below it pinned the module, so none is
+ * left and no callback of ours runs any more
+ */
+void rxe2_fault_cfs_exit(void)
+{
+	configfs_unregister_subsystem(&rxe2_cfs_subsys);
+	mutex_destroy(&rxe2_cfs_subsys.su_mutex);
+}

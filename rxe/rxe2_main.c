@@ -134,14 +134,20 @@ static int __init rxe2_module_init(void)
 	if (err)
 		goto err_mr;
 	err = rxe2_net_init();
-	if (err) {
-		rxe2_odp_exit();
-		goto err_mr;
-	}
+	if (err)
+		goto err_odp;
+	/* fault injection's directories find the devices by name */
+	err = rxe2_fault_cfs_init();
+	if (err)
+		goto err_net;
 
 	rdma_link_register(&rxe2_link_ops);
 	return 0;
 
+err_net:
+	rxe2_net_exit();
+err_odp:
+	rxe2_odp_exit();
 err_mr:
 	rxe2_mr_exit();
 	return err;
@@ -149,6 +155,12 @@ err_mr:
 
 static void __exit rxe2_module_exit(void)
 {
+	/*
+	 * First, while every device is still there: nothing is below it
+	 * (each directory pins the module), and nothing reaches a device
+	 * through it any more.
+	 */
+	rxe2_fault_cfs_exit();
 	/* waits for a newlink in progress, then no new device can appear */
 	rdma_link_unregister(&rxe2_link_ops);
 	/* fences queued unregistrations too: no device op runs after it */

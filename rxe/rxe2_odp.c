@@ -181,7 +181,7 @@ static int rxe2_odp_map_lock(struct ib_umem_odp *odp, u64 va, u64 len,
 		return 0;
 	mutex_unlock(&odp->umem_mutex);
 
-	/* a fault the fault file's odp_fail rule makes fail */
+	/* a fault that a live odp_fail rule makes fail */
 	if (!no_fault &&
 	    rxe2_fault_on(to_rdev(odp->umem.ibdev), RXE2_FAULT_ON_ODP) &&
 	    rxe2_fault_fire(to_rdev(odp->umem.ibdev), RXE2_FAULT_ON_ODP, 0, 0,

@@ -397,7 +397,7 @@ static void rxe2_resp_rnr(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 }
 
 /*
- * The fault file's responder rules (rxe2_fault.c) on the first packet of
+ * The live responder fault rules (rxe2_fault.c) on the first packet of
  * a new RC request: true when one answered it with its NAK.  An RNR NAK
  * only for a request that takes a receive WQE (a SEND, a WRITE with
  * immediate in one packet), as a real responder sends one.

@@ -363,7 +363,7 @@ static int rxe2_tx_xmit(struct rxe2_qp *qp, const struct rxe2_av *av,
 }
 
 /*
- * A packet while the fault file has transmit rules: the first that
+ * A packet while transmit fault rules are live: the first that
  * fires acts on it.  One a rule acts on is routed even to a local QP
  * (through lo), where it can be held, copied or damaged; *act says what
  * to do (RXE2_FAULT_NONE: nothing, send it as usual).  True: the rule
@@ -384,7 +384,7 @@ static bool rxe2_tx_fault_drops(struct rxe2_qp *qp, struct sk_buff *skb,
 
 /*
  * Whether a packet goes out at all: not through a port that is down
- * (-ENETDOWN, counted in send_err), not when fault_tx_drop takes it (1:
+ * (-ENETDOWN, counted in send_err), not when tx_drop takes it (1:
  * lost on the wire, the sender cannot tell); 0: send it.
  */
 static int rxe2_tx_gate(struct rxe2_qp *qp)

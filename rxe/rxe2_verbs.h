@@ -21,9 +21,18 @@
  *
  * Module-wide
  *
+ * rxe2_cfs_lock         mutex, rxe2_fault.c                        P
+ *   guards   the fault rules' configfs items (fields, last counts),
+ *            each directory's rule count, the rule ids
+ *   taken    in configfs callbacks only: under configfs's su_mutex
+ *            (mkdir, rmdir) or an attribute's fragment semaphore
+ *   under    rxe2_dev_lock, allocation
  * rxe2_dev_lock         mutex, rxe2_device.c                       P
- *   guards   rxe2_dev_list, each rxe2_dev.list
- *   under    flow_mutex (the netdev notifier: RTNL is outside both)
+ *   guards   rxe2_dev_list, each rxe2_dev.list; held, a listed device
+ *            is not freed (the configfs files use the device under it)
+ *   under    flow_mutex (the netdev notifier: RTNL is outside both),
+ *            fault.lock, and sending what fault rules hold (the
+ *            configfs files)
  *   never    RTNL
  * rxe2_mcg_mutex        mutex, rxe2_mcast.c                        P
  *   guards   the group hash and each group's members (the receive
@@ -70,8 +79,9 @@
  * fault.lock            spinlock, IRQs off, rxe2_fault.c           P any
  *   guards   struct rxe2_fault (rules, held packets, arming), the
  *            writes of fault_on (readers: READ_ONCE())
- *   taken    by the sysfs files, the held packets' work item, and
- *            rxe2_fault_fire(), which may be called from any context
+ *   taken    by the configfs files (under rxe2_dev_lock), the held
+ *            packets' work item, and rxe2_fault_fire(), which may be
+ *            called from any context
  *   under    mod_delayed_work() only
  *   never    sending (held packets leave after the unlock),
  *            allocation
@@ -190,6 +200,7 @@
  * The order, "A -> B": B may be taken while A is held.
  *
  *   RTNL -> rxe2_dev_lock -> flow_mutex;  rxe2_mcg_mutex -> RTNL
+ *   su_mutex (configfs) -> rxe2_cfs_lock -> rxe2_dev_lock -> fault.lock
  *   an rdma_counter's lock (ib_core) -> state_lock
  *   state_lock -> another state_lock, by trylock only
  *   state_lock -> tm.lock -> ring.lock

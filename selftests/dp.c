@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Data-path selftest helpers, see dp.h. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_ether.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -489,20 +491,273 @@ struct ibv_mr *dp_reg(struct ibv_pd *pd, void *buf, size_t len, int access)
 	return mr;
 }
 
-int dp_fault_write(const char *ibdev, const char *line)
-{
-	char path[256];
-	ssize_t n;
-	int fd, err = 0;
+/*
+ * Fault injection through configfs (rxe/rxe2_fault.c, docs/knobs.md):
+ * /sys/kernel/config/rxe2/IBDEV/ with tx_drop and rules/NAME/, one file
+ * per field of a rule.  A rule made here is named by a number one above
+ * the last (four digits), so that the names sort in the order the rules
+ * went live, the order they are asked in; IBDEV's directory goes when no
+ * rule is left and tx_drop is 0 (it pins the module).  selftests/lib.sh
+ * does the same for the shell tests.
+ */
+#define DP_CFS "/sys/kernel/config/rxe2"
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault", ibdev);
+/* the fields a rule line may set, the files of rules/NAME/ */
+static const char *const dp_fault_fields[] = {
+	"qpn", "opcode", "every", "rate", "count", "ms",
+};
+
+int dp_cfs_put(const char *path, const char *val)
+{
+	char buf[128];
+	int fd, n, err = 0;
+
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return errno;
-	n = write(fd, line, strlen(line));
-	if (n < 0)
+	/* with a newline, as echo writes it: an empty value is not skipped */
+	n = snprintf(buf, sizeof(buf), "%s\n", val);
+	if (write(fd, buf, n) < 0)
 		err = errno;
 	close(fd);
+	return err;
+}
+
+int dp_cfs_get(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	buf[0] = 0;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		err = errno;
+	else
+		buf[n] = 0;
+	close(fd);
+	buf[strcspn(buf, "\n")] = 0;
+	return err;
+}
+
+static int dp_not_dot(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+/* the entries of rules/ in name order (free each and the array), or -1 */
+static int dp_fault_names(const char *ibdev, struct dirent ***names)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), DP_CFS "/%s/rules", ibdev);
+	return scandir(dir, names, dp_not_dot, alphasort);
+}
+
+static void dp_names_free(struct dirent **names, int n)
+{
+	while (n > 0)
+		free(names[--n]);
+	free(names);
+}
+
+/* IBDEV's directory gone if no rule is left and tx_drop is 0 (or gone) */
+static void dp_fault_tidy(const char *ibdev)
+{
+	struct dirent **names;
+	char path[256], v[32];
+	int n;
+
+	n = dp_fault_names(ibdev, &names);
+	if (n < 0)
+		return;
+	dp_names_free(names, n);
+	snprintf(path, sizeof(path), DP_CFS "/%s/tx_drop", ibdev);
+	if (n || (!dp_cfs_get(path, v, sizeof(v)) && strcmp(v, "0")))
+		return;
+	snprintf(path, sizeof(path), DP_CFS "/%s", ibdev);
+	rmdir(path);
+}
+
+static int dp_fault_clear(const char *ibdev)
+{
+	struct dirent **names;
+	char path[512];
+	int i, n, err = 0;
+
+	n = dp_fault_names(ibdev, &names);
+	if (n < 0)
+		return errno == ENOENT ? 0 : errno;	/* no directory */
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), DP_CFS "/%s/rules/%s", ibdev,
+			 names[i]->d_name);
+		if (rmdir(path) && !err)
+			err = errno;
+	}
+	dp_names_free(names, n);
+	dp_fault_tidy(ibdev);
+	return err;
+}
+
+/* IBDEV's directory, made if need be: 0 or mkdir's errno */
+static int dp_fault_dir(const char *ibdev)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), DP_CFS "/%s", ibdev);
+	return mkdir(dir, 0755) && errno != EEXIST ? errno : 0;
+}
+
+/* the fields of one rule line into rules/NAME/: 0 or an errno */
+static int dp_fault_fill(const char *rule, char *line)
+{
+	char path[512], *save, *tok;
+	unsigned int i;
+	int err;
+
+	tok = strtok_r(line, " \t", &save);
+	snprintf(path, sizeof(path), "%s/action", rule);
+	err = dp_cfs_put(path, tok);
+	while (!err && (tok = strtok_r(NULL, " \t", &save))) {
+		char *val = strchr(tok, '=');
+
+		if (!val)
+			return EINVAL;
+		*val++ = 0;
+		for (i = 0; i < sizeof(dp_fault_fields) / sizeof(dp_fault_fields[0]); i++)
+			if (!strcmp(tok, dp_fault_fields[i]))
+				break;
+		/* not a field of a rule line (enable among them) */
+		if (i == sizeof(dp_fault_fields) / sizeof(dp_fault_fields[0]))
+			return EINVAL;
+		snprintf(path, sizeof(path), "%s/%s", rule, tok);
+		err = dp_cfs_put(path, val);
+	}
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/enable", rule);
+	return dp_cfs_put(path, "1");
+}
+
+int dp_fault_write(const char *ibdev, const char *text)
+{
+	char line[256], rule[256], *p = line, *end;
+	struct dirent **names;
+	int n, last = 0, err;
+
+	snprintf(line, sizeof(line), "%s", text);
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
+		*--end = 0;
+	if (!strcmp(p, "clear"))
+		return dp_fault_clear(ibdev);
+	if (!*p)
+		return EINVAL;
+	err = dp_fault_dir(ibdev);
+	if (err)
+		return err;
+	n = dp_fault_names(ibdev, &names);
+	if (n < 0)
+		return errno;
+	if (n)
+		last = atoi(names[n - 1]->d_name);
+	dp_names_free(names, n);
+	snprintf(rule, sizeof(rule), DP_CFS "/%s/rules/%04d", ibdev, last + 1);
+	if (mkdir(rule, 0755)) {
+		err = errno;
+		dp_fault_tidy(ibdev);
+		return err;
+	}
+	err = dp_fault_fill(rule, p);
+	if (err) {
+		rmdir(rule);
+		dp_fault_tidy(ibdev);
+	}
+	return err;
+}
+
+/* FIELD of rule NAME of IBDEV into v: 0 or the errno */
+static int dp_rule_get(const char *ibdev, const char *name,
+		       const char *field, char *v, size_t len)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), DP_CFS "/%s/rules/%s/%s", ibdev, name,
+		 field);
+	return dp_cfs_get(path, v, len);
+}
+
+/* live rule NAME as a rule line and its counts; 0 (one[0] 0: not live) */
+static int dp_rule_line(const char *ibdev, const char *name, char *one,
+			size_t len)
+{
+	char v[64], m[32], f[32];
+	size_t o;
+	unsigned int i;
+	int err;
+
+	one[0] = 0;
+	err = dp_rule_get(ibdev, name, "enable", v, sizeof(v));
+	if (err || strcmp(v, "1"))
+		return err;	/* not live: not asked */
+	err = dp_rule_get(ibdev, name, "action", v, sizeof(v));
+	if (err)
+		return err;
+	o = snprintf(one, len, "%s", v);
+	for (i = 0; i < sizeof(dp_fault_fields) / sizeof(dp_fault_fields[0]); i++) {
+		err = dp_rule_get(ibdev, name, dp_fault_fields[i], v, sizeof(v));
+		if (err)
+			return err;
+		/* what a rule line leaves out reads any (qpn, opcode) or 0 */
+		if (strcmp(v, i < 2 ? "any" : "0") && o < len)
+			o += snprintf(one + o, len - o, " %s=%s",
+				      dp_fault_fields[i], v);
+	}
+	err = dp_rule_get(ibdev, name, "matched", m, sizeof(m));
+	if (!err)
+		err = dp_rule_get(ibdev, name, "fired", f, sizeof(f));
+	if (!err && o < len)
+		snprintf(one + o, len - o, " matched=%s fired=%s\n", m, f);
+	return err;
+}
+
+int dp_fault_read(const char *ibdev, char *buf, size_t len)
+{
+	struct dirent **names;
+	size_t at = 0;
+	int i, n, err = 0;
+
+	buf[0] = 0;
+	n = dp_fault_names(ibdev, &names);
+	if (n < 0)
+		return errno == ENOENT ? 0 : errno;
+	for (i = 0; i < n && !err; i++) {
+		char one[256];
+
+		err = dp_rule_line(ibdev, names[i]->d_name, one, sizeof(one));
+		if (!err && at < len)
+			at += snprintf(buf + at, len - at, "%s", one);
+	}
+	dp_names_free(names, n);
+	return err;
+}
+
+int dp_fault_tx_drop(const char *ibdev, unsigned int every)
+{
+	char path[256], v[16];
+	int err = dp_fault_dir(ibdev);
+
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), DP_CFS "/%s/tx_drop", ibdev);
+	snprintf(v, sizeof(v), "%u", every);
+	err = dp_cfs_put(path, v);
+	if (err || !every)
+		dp_fault_tidy(ibdev);
 	return err;
 }
 

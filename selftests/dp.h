@@ -164,11 +164,29 @@ const char *dp_status_str(int status);
 int dp_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * One line (a rule, or "clear") written to the fault file of IBDEV
- * (rxe2_fault.c): 0 or the errno of the open or write.  Every test
- * writes the file through this.
+ * Fault injection, /sys/kernel/config/rxe2/IBDEV/ (rxe2_fault.c,
+ * docs/knobs.md).  dp_fault_write() takes one line, a rule or "clear":
+ *
+ *   ACTION [qpn=Q] [opcode=OP] [every=N] [rate=N] [count=K] [ms=T]
+ *
+ * and makes rules/NNNN/ (a number one above the last), writes each field
+ * to its file and enable last: 0, or the errno of the first mkdir, write
+ * or enable that failed (EINVAL too for a word that is not a field), the
+ * rule then removed.  "clear" removes every rule.  The directory of IBDEV
+ * is made when needed and removed when no rule is left and tx_drop is 0,
+ * as each directory pins the module.  dp_fault_read() lists the live
+ * rules in name order (the order they went live in), one line each as
+ * written, fields left out that read "any" or 0, with " matched=M
+ * fired=F" added: "" without any, 0 or a read's errno.
+ * dp_fault_tx_drop() writes tx_drop: 0 or the errno.  Every test
+ * injects faults through these (shell tests: lib.sh's fault_*).
  */
 int dp_fault_write(const char *ibdev, const char *line);
+int dp_fault_read(const char *ibdev, char *buf, size_t len);
+int dp_fault_tx_drop(const char *ibdev, unsigned int every);
+/* VAL and a newline written to PATH, or PATH's first line read: 0 or errno */
+int dp_cfs_put(const char *path, const char *val);
+int dp_cfs_get(const char *path, char *buf, size_t len);
 
 /*
  * Whether `rdma resource show RES` of device DEV (port 1 and FILTER,

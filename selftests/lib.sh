@@ -616,3 +616,84 @@ nvme_ns_dev() {
 	done
 	return 1
 }
+
+# ---- fault injection (rxe/rxe2_fault.c, docs/knobs.md) ----------------------
+# configfs: /sys/kernel/config/rxe2/IBDEV/ holds tx_drop and rules/NAME/,
+# a rule's fields one file each.  These helpers make a rule from the one
+# line selftests/dp.c's dp_fault_write() takes, name it by a number one
+# above the last (so that the names' order is the order the rules went
+# live, which is the order they are asked in), and remove IBDEV's
+# directory once no rule is left and tx_drop is 0: a directory pins the
+# module, and rmmod must find none.
+rxe2_cfs=/sys/kernel/config/rxe2
+
+# fault_tidy IBDEV: IBDEV's directory gone if nothing in it is on (a
+# device that is gone has nothing on)
+fault_tidy() {
+	_fd=$rxe2_cfs/$1
+	[ -d "$_fd" ] || return 0
+	[ -z "$(ls "$_fd/rules")" ] || return 0
+	_ft=$(cat "$_fd/tx_drop" 2>/dev/null) || _ft=0
+	[ "$_ft" = 0 ] || return 0
+	rmdir "$_fd"
+}
+
+# fault_rule IBDEV ACTION [FIELD=VALUE...]: one rule, live last
+# (FIELD: qpn, opcode, every, rate, count, ms); a rule refused leaves
+# nothing behind
+fault_rule() {
+	_fd=$rxe2_cfs/$1
+	shift
+	[ -d "$_fd" ] || mkdir "$_fd" || return 1
+	# shellcheck disable=SC2012 # numbers only, the names made here
+	_fn=$(ls "$_fd/rules" | sed 's/^0*//' | sort -n | tail -n 1)
+	_fr=$_fd/rules/$(printf %04d $((${_fn:-0} + 1)))
+	mkdir "$_fr" || { fault_tidy "${_fd##*/}"; return 1; }
+	_fok=1
+	echo "$1" >"$_fr/action" || _fok=
+	shift
+	for _fkv in "$@"; do
+		[ -n "$_fok" ] || break
+		case ${_fkv%%=*} in
+		qpn|opcode|every|rate|count|ms)
+			echo "${_fkv#*=}" >"$_fr/${_fkv%%=*}" || _fok= ;;
+		*) echo "fault_rule: no field ${_fkv%%=*}" >&2; _fok= ;;
+		esac
+	done
+	[ -n "$_fok" ] && echo 1 >"$_fr/enable" && return 0
+	rmdir "$_fr"
+	fault_tidy "${_fd##*/}"
+	return 1
+}
+
+# fault_clear IBDEV: every rule of IBDEV removed (what delay and reorder
+# hold leaves now)
+fault_clear() {
+	_fd=$rxe2_cfs/$1
+	[ -d "$_fd" ] || return 0
+	for _fr in "$_fd"/rules/*; do
+		[ -d "$_fr" ] && { rmdir "$_fr" || return 1; }
+	done
+	fault_tidy "$1"
+}
+
+# fault_tx_drop IBDEV N: IBDEV loses one packet in N it sends (0: off)
+fault_tx_drop() {
+	_fd=$rxe2_cfs/$1
+	[ -d "$_fd" ] || mkdir "$_fd" || return 1
+	echo "$2" >"$_fd/tx_drop" || { fault_tidy "$1"; return 1; }
+	[ "$2" != 0 ] || fault_tidy "$1"
+}
+
+# fault_off_all: no fault injection left on any device, no directory left
+# (selftests/run after each test, which may have been killed mid-way)
+fault_off_all() {
+	for _fd in "$rxe2_cfs"/*; do
+		[ -d "$_fd" ] || continue
+		for _fr in "$_fd"/rules/*; do
+			[ -d "$_fr" ] && rmdir "$_fr"
+		done
+		echo 0 >"$_fd/tx_drop" 2>/dev/null
+		rmdir "$_fd"
+	done
+}

@@ -21,10 +21,10 @@
  *     and received, rx_no_recv_wqe, retry_rnr_exceeded_err;
  *  4. a SEND to a QP that no longer exists, retry_cnt 1: rx_no_qp twice,
  *     one ACK timeout and retry, retry_exceeded_err;
- *  5. the receiver's ACK lost (its fault_tx_drop at 1 until it counts
+ *  5. the receiver's ACK lost (its tx_drop at 1 until it counts
  *     the loss): the requester times out and sends the 3 packets again,
  *     duplicate_request 3, each answered by an ACK;
- *  6. the requester's first packet lost (fault_tx_drop N, N chosen so
+ *  6. the requester's first packet lost (tx_drop N, N chosen so
  *     that of the packets numbered 1..6 only the first is lost: the
  *     device's documented mix of the packet number): the other two are
  *     kept (out_of_order_held 2), the last, which asks for an ACK, draws
@@ -406,10 +406,14 @@ static void downed(struct env *e)
 	unpair(&a, &b);
 }
 
+/* the device's tx_drop (configfs): one packet in EVERY it sends lost */
 static bool fault(const char *dev, unsigned int every)
 {
-	return !dp_sh("echo %u > /sys/class/infiniband/%s/fault_tx_drop",
-		      every, dev);
+	int r = dp_fault_tx_drop(dev, every);
+
+	if (r)
+		tap_diag("%s: tx_drop %u: %s", dev, every, strerror(r));
+	return !r;
 }
 
 /* 5: the ACK lost, the requester sends again after its timeout */
@@ -498,7 +502,7 @@ static void out_of_seq(struct env *e)
 		if (!(mix(1) % n) && k > 6)
 			break;
 	}
-	tap_diag("%s: fault_tx_drop %u", what, n);
+	tap_diag("%s: tx_drop %u", what, n);
 	dp_conn_default(&c);
 	if (!pair(e, &c, &a, &b))
 		return;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * covers: the sysfs fault file: every rule kind (drop, dup, corrupt, delay, reorder, rnr_nak, access_nak, remop_nak, odp_fail) with exact completions, data, the rule's counts and port counters; bad rules, clear
+ * covers: fault rules in configfs (rxe2/<ibdev>/rules/<name>/): every rule kind (drop, dup, corrupt, delay, reorder, rnr_nak, access_nak, remop_nak, odp_fail) with exact completions, data, the rule's counts and port counters; the files' errnos (ENOSPC, EBUSY, EINVAL, EACCES, ENODEV once the device is gone), the order rules are asked in, rmdir of the last transmit rule sending what it held; bad rule lines, clear
  *
- * Fault injection through the device's sysfs file "fault" (rxe2_fault.c):
- * each rule kind on a pair of QPs of the device under test, with the
+ * Fault injection through configfs, /sys/kernel/config/rxe2/<ibdev>/
+ * (rxe2_fault.c, docs/knobs.md): each rule kind on a pair of QPs of the
+ * device under test, made from a rule line by dp_fault_write(), with the
  * exact completions, the data byte for byte, the rule's own matched and
- * fired counts (read back from the file) and the port counters it
+ * fired counts (read back by dp_fault_read()) and the port counters it
  * moves:
  *
  *  - drop of one SEND: retransmitted after the ACK timeout, delivered
@@ -43,7 +44,23 @@
  *  - a transmit rule for another QP, two devices of one namespace: the
  *    pair's packets are still handed over, none crosses the namespace's
  *    lo (only those a rule acts on take the routed way, through lo);
- *  - the file itself: bad rules EINVAL, a ninth rule ENOSPC, "clear".
+ *  - rule lines: bad ones EINVAL, a ninth rule ENOSPC, "clear";
+ *  - the files themselves, written one by one: a new rule's values, each
+ *    field's range (EINVAL at the write), no such file (ENOENT), the
+ *    counts read-only (EACCES), enable checking the whole rule (EINVAL),
+ *    the fields of a live rule read-only (EBUSY), eight rules and a
+ *    ninth mkdir ENOSPC, no directory but for an rxe2 device (ENODEV)
+ *    and none beside rules/ (EPERM);
+ *  - the order rules are asked in: dup then drop of one QP's SENDs, the
+ *    first live rule that fires decides, its counts exact; the dup
+ *    turned off and on again goes last (its counts from 0) and acts on
+ *    the resend of the SEND the drop took;
+ *  - a UC SEND held by delay ms=1000 stays held when another transmit
+ *    rule is removed, and leaves at once (long before its 1 s) when the
+ *    last one is;
+ *  - a device removed (rdma link delete) under its directory: every file
+ *    ENODEV, mkdir of a rule too, rmdir works; made again under the
+ *    name, it has no rule live and tx_drop 0.
  * TAP output.
  */
 #include <errno.h>
@@ -52,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dp.h"
@@ -63,9 +81,101 @@
 #define OP_READ_RESP	0x10	/* READ response only */
 #define OP_ACK		0x11
 
+#define CFS		"/sys/kernel/config/rxe2"
+#define NO_QPN		"16773120"	/* 0xfff000: no QP of the tests */
+
 static struct dp_dev dev;
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
+
+/* CFS/DEV/REL ("" for the directory itself) */
+static void cfs_path(char *path, size_t len, const char *d, const char *rel)
+{
+	snprintf(path, len, CFS "/%s%s%s", d, *rel ? "/" : "", rel);
+}
+
+/* mkdir, rmdir, a write (VAL and a newline) of CFS/DEV/REL: 0 or errno */
+static int cfs_mk(const char *d, const char *rel)
+{
+	char path[512];
+
+	cfs_path(path, sizeof(path), d, rel);
+	return mkdir(path, 0755) ? errno : 0;
+}
+
+static int cfs_rm(const char *d, const char *rel)
+{
+	char path[512];
+
+	cfs_path(path, sizeof(path), d, rel);
+	return rmdir(path) ? errno : 0;
+}
+
+static int cfs_put(const char *d, const char *rel, const char *val)
+{
+	char path[512];
+
+	cfs_path(path, sizeof(path), d, rel);
+	return dp_cfs_put(path, val);
+}
+
+/* CFS/DEV/REL reads WANT (its first line) */
+static bool cfs_is(const char *d, const char *rel, const char *want)
+{
+	char path[512], v[64];
+	int r;
+
+	cfs_path(path, sizeof(path), d, rel);
+	r = dp_cfs_get(path, v, sizeof(v));
+	if (r)
+		return tap_ok(false, "rxe2/%s/%s reads \"%s\" (%s)", d, rel,
+			      want, strerror(r));
+	return tap_ok(!strcmp(v, want), "rxe2/%s/%s reads \"%s\" (got \"%s\")",
+		      d, rel, want, v);
+}
+
+/* the read of CFS/DEV/REL fails with ERR */
+static bool cfs_get_err(const char *d, const char *rel, int err)
+{
+	char path[512], v[64];
+
+	cfs_path(path, sizeof(path), d, rel);
+	return tap_ret_errno(dp_cfs_get(path, v, sizeof(v)), err,
+			     "reading rxe2/%s/%s", d, rel);
+}
+
+static bool cfs_gone(const char *d, const char *rel)
+{
+	char path[512];
+
+	cfs_path(path, sizeof(path), d, rel);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* a rule of the files' own, written one field at a time: 0 or errno */
+static int cfs_rule(const char *d, const char *name, const char *action,
+		    const char *qpn, const char *more, const char *val)
+{
+	char rel[128];
+	int r;
+
+	snprintf(rel, sizeof(rel), "rules/%s", name);
+	r = cfs_mk(d, rel);
+	snprintf(rel, sizeof(rel), "rules/%s/action", name);
+	if (!r)
+		r = cfs_put(d, rel, action);
+	snprintf(rel, sizeof(rel), "rules/%s/qpn", name);
+	if (!r)
+		r = cfs_put(d, rel, qpn);
+	if (!r && more) {
+		snprintf(rel, sizeof(rel), "rules/%s/%s", name, more);
+		r = cfs_put(d, rel, val);
+	}
+	snprintf(rel, sizeof(rel), "rules/%s/enable", name);
+	if (!r)
+		r = cfs_put(d, rel, "1");
+	return r;
+}
 
 /* writes one rule (or "clear"); 0 or the write's errno */
 static int rule(const char *fmt, ...)
@@ -93,25 +203,16 @@ static bool set_rule(const char *fmt, ...)
 	return tap_ret(rule("%s", line), 0, "rule \"%s\" accepted", line);
 }
 
-/* the file's content */
+/* the live rules as lines, with their counts */
 static void rules(char *buf, size_t len)
 {
-	char path[256];
-	ssize_t n;
-	int fd;
+	int r = dp_fault_read(dev.name, buf, len);
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 dev.name);
-	buf[0] = 0;
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	buf[n > 0 ? n : 0] = 0;
-	close(fd);
+	if (r)
+		tap_diag("reading the rules of %s: %s", dev.name, strerror(r));
 }
 
-/* the file lists exactly this one rule line; then clear it */
+/* exactly this one rule is live, with these counts; then clear it */
 static void expect_rule(const char *what, const char *fmt, ...)
 {
 	char want[256], got[1024];
@@ -122,7 +223,7 @@ static void expect_rule(const char *what, const char *fmt, ...)
 	va_end(ap);
 	strcat(want, "\n");
 	rules(got, sizeof(got));
-	tap_ok(!strcmp(got, want), "%s: the fault file reads \"%.*s\" (got \"%.*s\")",
+	tap_ok(!strcmp(got, want), "%s: the rule reads \"%.*s\" (got \"%.*s\")",
 	       what, (int)strlen(want) - 1, want,
 	       (int)(strlen(got) ? strlen(got) - 1 : 0), got);
 	rule("clear");
@@ -672,14 +773,21 @@ static void handed_over(void)
 	dp_veth_links_del();
 }
 
-/* the file: what it refuses, its limit, clear */
-static void file(void)
+/*
+ * Rule lines: what they refuse, the limit, clear.  "drop speed=3" and
+ * "drop enable=1" are dp_fault_write()'s own EINVAL (no field of a rule
+ * line; the kernel's answer to a file that is not there is configfs()'s
+ * ENOENT); every other refusal is the kernel's, at a field's write or at
+ * enable.  every=0 is no longer refused: 0 is the value of a field not
+ * set (the rule fires on each event), which a file must be able to hold.
+ */
+static void lines(void)
 {
 	static const char *const bad[] = {
 		"explode", "drop qpn=", "drop qpn=0x1000000", "drop speed=3",
-		"drop every=0", "drop every=2 rate=2", "delay", "delay ms=1001",
-		"drop ms=5", "odp_fail qpn=5", "odp_fail opcode=4",
-		"drop opcode=256",
+		"drop enable=1", "drop every=2 rate=2", "delay",
+		"delay ms=1001", "drop ms=5", "odp_fail qpn=5",
+		"odp_fail opcode=4", "drop opcode=256", "drop qpn",
 	};
 	char got[1024];
 	unsigned int i;
@@ -696,7 +804,277 @@ static void file(void)
 	       "rules listed in order (\"%.36s\")", got);
 	tap_ret(rule("clear"), 0, "clear");
 	rules(got, sizeof(got));
-	tap_ok(!got[0], "the file is empty after clear");
+	tap_ok(!got[0], "no rule after clear");
+	tap_ok(cfs_gone(dev.name, ""),
+	       "clear removed rxe2/%s (no rule left, tx_drop 0)", dev.name);
+}
+
+/* the files one by one: values, ranges, the limit, what is read-only */
+static void files(void)
+{
+	static const char *const fresh[][2] = {
+		{ "action", "none" }, { "qpn", "any" }, { "opcode", "any" },
+		{ "every", "0" }, { "rate", "0" }, { "count", "0" },
+		{ "ms", "0" }, { "enable", "0" }, { "matched", "0" },
+		{ "fired", "0" },
+	};
+	static const char *const range[][2] = {
+		{ "action", "explode" }, { "action", "" },
+		{ "qpn", "16777216" }, { "qpn", "-1" }, { "qpn", "" },
+		{ "opcode", "256" }, { "ms", "1001" }, { "every", "x" },
+		{ "count", "4294967296" }, { "enable", "2" },
+	};
+	const char *d = dev.name;
+	char rel[64];
+	unsigned int i;
+
+	rule("clear");
+	tap_ret_errno(cfs_mk("rxe2_nosuch", ""), ENODEV,
+		      "mkdir rxe2/rxe2_nosuch (no such device): ENODEV");
+	if (!tap_ret_errno(cfs_mk(d, ""), 0, "mkdir rxe2/%s", d))
+		return;
+	cfs_is(d, "tx_drop", "0");
+	tap_ret_errno(cfs_put(d, "tx_drop", "x"), EINVAL, "tx_drop x: EINVAL");
+	tap_ret_errno(cfs_mk(d, "other"), EPERM,
+		      "mkdir beside rules/: EPERM");
+	if (!tap_ret_errno(cfs_mk(d, "rules/a"), 0, "mkdir rules/a"))
+		goto out;
+	for (i = 0; i < sizeof(fresh) / sizeof(fresh[0]); i++) {
+		snprintf(rel, sizeof(rel), "rules/a/%s", fresh[i][0]);
+		cfs_is(d, rel, fresh[i][1]);
+	}
+	for (i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		snprintf(rel, sizeof(rel), "rules/a/%s", range[i][0]);
+		tap_ret_errno(cfs_put(d, rel, range[i][1]), EINVAL,
+			      "%s \"%s\": EINVAL", range[i][0], range[i][1]);
+	}
+	tap_ret_errno(cfs_put(d, "rules/a/speed", "3"), ENOENT,
+		      "rules/a/speed: no such file, ENOENT");
+	tap_ret_errno(cfs_put(d, "rules/a/matched", "1"), EACCES,
+		      "matched is read-only: EACCES");
+	tap_ret_errno(cfs_put(d, "rules/a/fired", "1"), EACCES,
+		      "fired is read-only: EACCES");
+	cfs_is(d, "rules/a/qpn", "any");
+
+	/* enable checks the rule as a whole, as a rule line was checked */
+	tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), EINVAL,
+		      "enable with no action: EINVAL");
+	tap_ret_errno(cfs_put(d, "rules/a/action", "drop"), 0, "action drop");
+	tap_ret_errno(cfs_put(d, "rules/a/qpn", "0xfff000"), 0,
+		      "qpn 0xfff000");
+	cfs_is(d, "rules/a/qpn", NO_QPN);
+	tap_ret_errno(cfs_put(d, "rules/a/every", "2"), 0, "every 2");
+	tap_ret_errno(cfs_put(d, "rules/a/rate", "2"), 0, "rate 2");
+	tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), EINVAL,
+		      "enable with every and rate: EINVAL");
+	tap_ret_errno(cfs_put(d, "rules/a/ms", "5"), 0, "ms 5");
+	tap_ret_errno(cfs_put(d, "rules/a/rate", "0"), 0,
+		      "rate 0 (not set)");
+	tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), EINVAL,
+		      "enable drop with ms: EINVAL");
+	tap_ret_errno(cfs_put(d, "rules/a/action", "delay"), 0,
+		      "action delay");
+	tap_ret_errno(cfs_put(d, "rules/a/ms", "0"), 0, "ms 0");
+	tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), EINVAL,
+		      "enable delay without ms: EINVAL");
+	tap_ret_errno(cfs_put(d, "rules/a/action", "odp_fail"), 0,
+		      "action odp_fail");
+	tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), EINVAL,
+		      "enable odp_fail with a qpn: EINVAL");
+	cfs_is(d, "rules/a/enable", "0");
+
+	/* live: its fields are read-only, enable 1 again changes nothing */
+	tap_ret_errno(cfs_put(d, "rules/a/action", "drop"), 0, "action drop");
+	if (tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), 0,
+			  "enable drop qpn=%s every=2", NO_QPN)) {
+		cfs_is(d, "rules/a/enable", "1");
+		tap_ret_errno(cfs_put(d, "rules/a/qpn", "5"), EBUSY,
+			      "qpn of a live rule: EBUSY");
+		tap_ret_errno(cfs_put(d, "rules/a/action", "dup"), EBUSY,
+			      "action of a live rule: EBUSY");
+		tap_ret_errno(cfs_put(d, "rules/a/every", "0"), EBUSY,
+			      "every of a live rule: EBUSY");
+		cfs_is(d, "rules/a/qpn", NO_QPN);
+		tap_ret_errno(cfs_put(d, "rules/a/enable", "1"), 0,
+			      "enable 1 again");
+		tap_ret_errno(cfs_put(d, "rules/a/enable", "0"), 0, "enable 0");
+		cfs_is(d, "rules/a/enable", "0");
+		tap_ret_errno(cfs_put(d, "rules/a/every", "0"), 0,
+			      "every 0 (not set: each) once off");
+		cfs_is(d, "rules/a/every", "0");
+	}
+
+	/* eight rules; the ninth mkdir ENOSPC; room again after an rmdir */
+	for (i = 1; i < 8; i++) {
+		snprintf(rel, sizeof(rel), "rules/%c", 'a' + i);
+		tap_ret_errno(cfs_mk(d, rel), 0, "mkdir %s", rel);
+	}
+	tap_ret_errno(cfs_mk(d, "rules/i"), ENOSPC,
+		      "mkdir of a ninth rule: ENOSPC");
+	tap_ret_errno(cfs_rm(d, "rules/h"), 0, "rmdir rules/h");
+	tap_ret_errno(cfs_mk(d, "rules/i"), 0, "mkdir rules/i, room again");
+	tap_ret_errno(cfs_rm(d, ""), ENOTEMPTY,
+		      "rmdir rxe2/%s with rules: ENOTEMPTY", d);
+out:
+	rule("clear");
+	tap_ok(cfs_gone(d, ""), "rxe2/%s gone after clear", d);
+}
+
+/*
+ * Two transmit rules on one QP's packets: the first live rule that
+ * fires decides.  dup then drop: the dup takes the SEND, the drop never
+ * sees it.  The dup off and on again goes last, its counts from 0: the
+ * drop takes the next SEND, and the dup acts on its resend (the drop
+ * spent by then).  One receive each time.
+ */
+static void order(void)
+{
+	const char *what = "dup, then drop";
+	const char *d = dev.name;
+	char qpn[16];
+	struct ibv_wc wc[2];
+	struct dp_qp a, b;
+	struct dp_conn c;
+	long inj0 = ctr("fault_injected");
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		return;
+	snprintf(qpn, sizeof(qpn), "%u", a.qp->qp_num);
+	rule("clear");
+	if (!tap_ret_errno(cfs_mk(d, ""), 0, "%s: mkdir rxe2/%s", what, d) ||
+	    !tap_ret_errno(cfs_rule(d, "x", "dup", qpn, "count", "1"), 0,
+			   "%s: x, dup qpn=%s count=1, live", what, qpn) ||
+	    !tap_ret_errno(cfs_rule(d, "y", "drop", qpn, "count", "1"), 0,
+			   "%s: y, drop qpn=%s count=1, live", what, qpn))
+		goto out;
+	send_msg(&a, &b, 1, 64, 61, 0);
+	delivered(&a, &b, 1, 64, 61, 0, what);
+	tap_ret(dp_poll_none(b.rcq, wc, 200), 0, "%s: one receive only",
+		what);
+	cfs_is(d, "rules/x/matched", "1");
+	cfs_is(d, "rules/x/fired", "1");
+	cfs_is(d, "rules/y/matched", "0");
+	cfs_is(d, "rules/y/fired", "0");
+
+	what = "drop, then dup (turned off and on)";
+	tap_ret_errno(cfs_put(d, "rules/x/enable", "0"), 0,
+		      "%s: x enable 0", what);
+	/* off, a rule reads the counts of its last time live */
+	cfs_is(d, "rules/x/fired", "1");
+	tap_ret_errno(cfs_put(d, "rules/x/enable", "1"), 0,
+		      "%s: x enable 1, last now", what);
+	cfs_is(d, "rules/x/matched", "0");
+	send_msg(&a, &b, 2, 64, 62, 0);
+	delivered(&a, &b, 2, 64, 62, 0, what);
+	tap_ret(dp_poll_none(b.rcq, wc, 200), 0, "%s: one receive only",
+		what);
+	cfs_is(d, "rules/y/matched", "1");
+	cfs_is(d, "rules/y/fired", "1");
+	cfs_is(d, "rules/x/matched", "1");
+	cfs_is(d, "rules/x/fired", "1");
+	tap_ret(ctr("fault_injected") - inj0, 3, "fault_injected +3");
+out:
+	unpair(&a, &b);
+}
+
+/*
+ * What delay holds leaves when the last transmit rule goes, not before:
+ * a UC SEND (nothing resends it) held for 1 s by one rule while another
+ * transmit rule, for no QP, is live too.
+ */
+static void release(void)
+{
+	const char *what = "UC SEND held by delay ms=1000";
+	const char *d = dev.name;
+	char qpn[16];
+	struct ibv_wc wc[2];
+	struct dp_qp a, b;
+	struct dp_conn c;
+	uint64_t t0;
+	long t;
+
+	dp_conn_default(&c);
+	if (!pair(&c, IBV_QPT_UC, &a, &b))
+		return;
+	snprintf(qpn, sizeof(qpn), "%u", a.qp->qp_num);
+	rule("clear");
+	if (!tap_ret_errno(cfs_mk(d, ""), 0, "%s: mkdir rxe2/%s", what, d) ||
+	    !tap_ret_errno(cfs_rule(d, "hold", "delay", qpn, "ms", "1000"), 0,
+			   "%s: delay qpn=%s ms=1000, live", what, qpn) ||
+	    !tap_ret_errno(cfs_rule(d, "other", "drop", NO_QPN, NULL, NULL),
+			   0, "%s: drop qpn=%s, live", what, NO_QPN))
+		goto out;
+	t0 = dp_now_ms();
+	dp_fill(abuf, 64, 71);
+	dp_post_recv1(b.qp, 1, bbuf, 64, bmr->lkey);
+	dp_post_send1(a.qp, 1, IBV_WR_SEND, abuf, 64, amr->lkey, 0, 0, 0);
+	want(a.scq, 1, IBV_WC_SEND, 0, what);
+	tap_ret(dp_poll_none(b.rcq, wc, 100), 0, "%s: not received yet",
+		what);
+	cfs_is(d, "rules/hold/fired", "1");
+	tap_ret_errno(cfs_rm(d, "rules/hold"), 0, "%s: rmdir rules/hold",
+		      what);
+	tap_ret(dp_poll_none(b.rcq, wc, 100), 0,
+		"%s: still held while a transmit rule is live", what);
+	tap_ret_errno(cfs_rm(d, "rules/other"), 0,
+		      "%s: rmdir rules/other, the last", what);
+	want(b.rcq, 1, IBV_WC_RECV, 0, what);
+	t = (long)(dp_now_ms() - t0);
+	tap_ok(dp_verify(bbuf, 64, 71) < 0, "%s: 64 bytes exact", what);
+	tap_ok(t < 900, "%s: received %ld ms after the post, before its 1 s",
+	       what, t);
+out:
+	unpair(&a, &b);
+}
+
+/*
+ * A device removed under its directory: every access ENODEV, rmdir
+ * still works; the device made again under the name has no rule live.
+ */
+static void gone(void)
+{
+	const char *what = "rxe2_dp0 removed";
+	const char *d = "rxe2_dp0";
+
+	if (!tap_ok(dp_veth_links(), "%s: rxe2_dp0 and rxe2_dp1", what))
+		return;
+	if (!tap_ret_errno(cfs_mk(d, ""), 0, "mkdir rxe2/%s", d) ||
+	    !tap_ret_errno(cfs_rule(d, "x", "drop", NO_QPN, NULL, NULL), 0,
+			   "%s: drop qpn=%s, live", what, NO_QPN) ||
+	    !tap_ret_errno(cfs_mk(d, "rules/y"), 0, "%s: mkdir rules/y", what))
+		goto out;
+	cfs_is(d, "rules/x/enable", "1");
+	if (!tap_ret(dp_sh("rdma link delete %s", d), 0, "%s: rdma link delete",
+		     what))
+		goto out;
+	cfs_get_err(d, "tx_drop", ENODEV);
+	tap_ret_errno(cfs_put(d, "tx_drop", "1"), ENODEV, "%s: tx_drop 1: ENODEV",
+		      what);
+	cfs_get_err(d, "rules/x/action", ENODEV);
+	cfs_get_err(d, "rules/x/enable", ENODEV);
+	cfs_get_err(d, "rules/x/matched", ENODEV);
+	cfs_get_err(d, "rules/x/fired", ENODEV);
+	tap_ret_errno(cfs_put(d, "rules/y/qpn", "5"), ENODEV,
+		      "%s: rules/y/qpn 5: ENODEV", what);
+	tap_ret_errno(cfs_put(d, "rules/y/enable", "0"), ENODEV,
+		      "%s: rules/y/enable 0: ENODEV", what);
+	tap_ret_errno(cfs_mk(d, "rules/z"), ENODEV, "%s: mkdir rules/z: ENODEV",
+		      what);
+	tap_ret_errno(cfs_rm(d, "rules/y"), 0, "%s: rmdir rules/y", what);
+
+	what = "rxe2_dp0 made again";
+	if (tap_ret(dp_sh("rdma link add %s type rxe2 netdev rxe2dp0", d), 0,
+		    "%s: rdma link add", what)) {
+		cfs_is(d, "rules/x/enable", "0");
+		cfs_is(d, "rules/x/qpn", NO_QPN);
+		cfs_is(d, "tx_drop", "0");
+	}
+out:
+	cfs_rm(d, "rules/x");
+	cfs_rm(d, "rules/y");
+	tap_ret_errno(cfs_rm(d, ""), 0, "rmdir rxe2/%s", d);
+	dp_veth_links_del();
 }
 
 int main(void)
@@ -712,7 +1090,8 @@ int main(void)
 	amr = dp_reg(dev.pd, abuf, 8192, DP_ACCESS_ALL);
 	bmr = dp_reg(dev.pd, bbuf, 8192, DP_ACCESS_ALL);
 
-	file();
+	lines();
+	files();
 	drops();
 	window_after_timeout();
 	uc_every();
@@ -722,6 +1101,9 @@ int main(void)
 	nak_after_rewind();
 	odp();
 	handed_over();
+	order();
+	release();
+	gone();
 
 	rule("clear");
 	ibv_dereg_mr(amr);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * covers: nothing lost on a lossy link between two namespaces (netem, fault_tx_drop, fault rules): SENDs, WRITEs, READs and atomics exactly once, rping; a reordering link resends only what is asked
+ * covers: nothing lost on a lossy link between two namespaces (netem, tx_drop, fault rules): SENDs, WRITEs, READs and atomics exactly once, rping; a reordering link resends only what is asked
  *
  * Nothing lost on a lossy link.  Two rxe2 devices on the ends of a veth
  * whose ends sit in two namespaces, made lossy twice over: first netem
  * on both ends (1 % loss, 1 % duplication, 0.5 % corruption, 5 %
  * reordering, 2 ms delay for the rest), then, without netem, rxe2's own
- * fault injection on both devices: sysfs fault_tx_drop (one packet in 50
- * lost), then the rules of the sysfs file fault (RULES: about 1 % each
+ * fault injection on both devices: tx_drop (one packet in 50 lost),
+ * then fault rules (configfs, RULES: about 1 % each
  * of loss, duplication, reordering, 2 ms delay, 0.5 % bad ICRCs).  Each
  * time one RC pair between the devices (this process uses both from the
  * initial namespace) carries, each phase bounded:
@@ -57,7 +57,7 @@
 #define MAXMSG	16384
 #define WINDOW	16
 #define PHASE_MS 120000
-/* the fault file's rules of the third run, on both devices */
+/* the fault rules of the fourth run, on both devices */
 static const char *const rules[] = {
 	"drop rate=100", "dup rate=100", "reorder rate=100",
 	"delay rate=100 ms=2", "corrupt rate=200",
@@ -116,6 +116,9 @@ static void link_down(void)
 	dp_sh("ip netns del nl1 2>/dev/null; ip netns del nl2 2>/dev/null; "
 	      "for i in $(seq 100); do [ -e /sys/class/infiniband/" DA " ] || "
 	      "[ -e /sys/class/infiniband/" DB " ] || exit 0; sleep 0.1; done");
+	/* the devices' directories, outliving them, go too (rules, then each) */
+	dp_fault_write(DA, "clear");
+	dp_fault_write(DB, "clear");
 }
 
 /* a's buffers: src (SENDs, WRITEs), rd (READ results, atomic originals);
@@ -331,9 +334,13 @@ static bool setup(struct lossy *l)
 
 static bool fault_set(unsigned int every)
 {
-	return !dp_sh("echo %u > /sys/class/infiniband/" DA "/fault_tx_drop && "
-		      "echo %u > /sys/class/infiniband/" DB "/fault_tx_drop",
-		      every, every);
+	int r = dp_fault_tx_drop(DA, every);
+
+	if (!r)
+		r = dp_fault_tx_drop(DB, every);
+	if (r)
+		tap_diag("tx_drop %u: %s", every, strerror(r));
+	return !r;
 }
 
 /* one rule on one device; a failure says why */
@@ -342,7 +349,7 @@ static bool rule_set(const char *ibdev, const char *rule)
 	int r = dp_fault_write(ibdev, rule);
 
 	if (r)
-		tap_diag("%s: writing \"%s\" to the fault file: %s", ibdev,
+		tap_diag("%s: fault rule \"%s\": %s", ibdev,
 			 rule, strerror(r));
 	return !r;
 }
@@ -493,7 +500,7 @@ int main(void)
 	tap_diag("seed %u (RXE2_SEED to replay)", seed);
 	run("netem " NETEM, LOSSY_NETEM, seed);
 	run("netem " NETEM_REORDER, LOSSY_REORDER, seed + 21);
-	run("fault_tx_drop 50", LOSSY_TX_DROP, seed + 7);
+	run("tx_drop 50", LOSSY_TX_DROP, seed + 7);
 	run("fault rules", LOSSY_RULES, seed + 14);
 	return tap_done();
 }

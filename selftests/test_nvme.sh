@@ -25,7 +25,7 @@
 # One I/O queue and one poll queue (its CQ is IB_POLL_DIRECT, driven by
 # polled fio I/O) of 32 entries keep the host within max_mr of the
 # selftests' module parameters.  Two more fio runs lose one packet in 50
-# of everything the device sends (its fault_tx_drop): the data must
+# of everything the device sends (its tx_drop in configfs): the data must
 # verify and neither end may see an error or reconnect.  TAP output.
 
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +41,7 @@ bail() {
 }
 
 cleanup() {
+	[ -d "$rxe2_cfs/$dev" ] && fault_tx_drop "$dev" 0 2>/dev/null
 	nvme disconnect -n "$nqn" >/dev/null 2>&1
 	nvmet_down "$nqn"
 	modprobe -r nvme_rdma nvmet_rdma >/dev/null 2>&1
@@ -157,16 +158,15 @@ check_sub "fio polled (pvsync2 hipri, IB_POLL_DIRECT CQ) bs=16k 4M, verify" \
 # one packet in 50 that rxe2_0 sends is lost (both directions: host and
 # target share the device): go-back-N passes over the host's REG_MRs,
 # READ responses are asked again, and nothing may reach the error path
-fault=/sys/class/infiniband/$dev/fault_tx_drop
 drops_file=/sys/class/infiniband/$dev/ports/1/hw_counters/fault_tx_drops
-if [ -w "$fault" ]; then
+if [ -r "/sys/class/infiniband/$dev/rxe2_abi" ] && [ -d "$rxe2_cfs" ]; then
 	drops0=$(cat "$drops_file")
-	echo 50 >"$fault"
+	fault_tx_drop "$dev" 50
 	check_sub "fio randwrite bs=64k 4M, verify, one packet in 50 lost" \
 		fio_verify 64k 4M
 	check_sub "fio randwrite bs=4k 1M, verify, one packet in 50 lost" \
 		fio_verify 4k 1M
-	echo 0 >"$fault"
+	fault_tx_drop "$dev" 0
 	drops=$(($(cat "$drops_file") - drops0))
 	if [ "$drops" -gt 0 ]; then
 		ok "the fault injection lost $drops packets"
@@ -174,9 +174,9 @@ if [ -w "$fault" ]; then
 		not_ok "the fault injection lost packets (fault_tx_drops $drops)"
 	fi
 else
-	ok "fio under loss # SKIP $dev has no fault_tx_drop"
-	ok "fio under loss # SKIP $dev has no fault_tx_drop"
-	ok "fault_tx_drops # SKIP $dev has no fault_tx_drop"
+	ok "fio under loss # SKIP $dev is not rxe2 or no configfs"
+	ok "fio under loss # SKIP $dev is not rxe2 or no configfs"
+	ok "fault_tx_drops # SKIP $dev is not rxe2 or no configfs"
 fi
 
 check_sub "nvme disconnect" sh -c \

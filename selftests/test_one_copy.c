@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * covers: loopback one copy (placed straight from the sender's MRs, loop_one_copy_pkts): WRITE and multi-SGE SEND, staged leftovers, bad keys, ODP sides, UC, fault_tx_drop, a packet socket watching
+ * covers: loopback one copy (placed straight from the sender's MRs, loop_one_copy_pkts): WRITE and multi-SGE SEND, staged leftovers, bad keys, ODP sides, UC, tx_drop, a packet socket watching
  *
  * One copy on loopback (rxe2_tx_direct(), rxe2_qp_deliver_direct()): a
  * SEND or WRITE packet to a local QP whose payload is too large for a
@@ -25,7 +25,7 @@
  *    and with every packet across a page boundary; an ODP target from
  *    a pinned source: in place;
  *  - a UC WRITE of 4 KiB: 4 packets in place;
- *  - a 4 KiB WRITE while fault_tx_drop loses every packet: none placed,
+ *  - a 4 KiB WRITE while tx_drop loses every packet: none placed,
  *    all counted as dropped, the WRITE completes once resent;
  *  - a 4 KiB WRITE while a packet socket watches the netdev: in place
  *    still, and the socket sees its 4 packets with the payload exact.
@@ -314,13 +314,13 @@ static void write_odp(void)
 }
 
 /*
- * fault_tx_drop at 1 loses every packet the device sends, one-copy
+ * tx_drop at 1 loses every packet the device sends, one-copy
  * requests too: none is placed until it is cleared, then RC's resend
  * completes the WRITE.
  */
 static void write_lost(void)
 {
-	const char *what = "4 KiB WRITE, fault_tx_drop 1 while posted";
+	const char *what = "4 KiB WRITE, tx_drop 1 while posted";
 	struct dp_wc_want w = dp_want(91, IBV_WC_RDMA_WRITE);
 	long c0, d0;
 	struct dp_qp a, b;
@@ -331,7 +331,7 @@ static void write_lost(void)
 	memset(bbuf, 0, 4096);
 	c0 = one_copy();
 	d0 = dp_hw_counter(dev.name, "fault_tx_drops");
-	dp_sh("echo 1 > /sys/class/infiniband/%s/fault_tx_drop", dev.name);
+	tap_ret_errno(dp_fault_tx_drop(dev.name, 1), 0, "%s: tx_drop 1", what);
 	tap_ret(dp_post_send1(a.qp, 91, IBV_WR_RDMA_WRITE, abuf, 4096,
 			      amr->lkey, (uintptr_t)bbuf, bmr->rkey, 0), 0,
 		"%s: post", what);
@@ -341,7 +341,7 @@ static void write_lost(void)
 	       "%s: fault_tx_drops +4 at least", what);
 	tap_ok(dp_verify_byte(bbuf, 4096, 0) < 0, "%s: target untouched",
 	       what);
-	dp_sh("echo 0 > /sys/class/infiniband/%s/fault_tx_drop", dev.name);
+	tap_ret_errno(dp_fault_tx_drop(dev.name, 0), 0, "%s: tx_drop 0", what);
 	dp_expect(a.scq, &w, "%s: completes once resent", what);
 	tap_ok(dp_verify(bbuf, 4096, 91) < 0, "%s: 4096 bytes exact", what);
 	unpair(&a, &b);

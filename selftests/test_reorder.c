@@ -4,7 +4,7 @@
  *
  * Loss recovery that stays go-back-N on the wire (rxe/rxe2_reorder.c,
  * rxe2_req_skip(), rxe2_comp_reread(), the tail-loss probe), driven by
- * the device's fault file on an RC pair of one device at MTU 256, where
+ * fault rules (configfs) on an RC pair of one device at MTU 256, where
  * an 8 KiB WRITE or READ is 32 packets with AckReq on the 16th and the
  * 32nd.  Every case checks the completion, the data byte for byte and
  * the port counters that tell how the loss was recovered:

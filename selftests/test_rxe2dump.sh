@@ -18,7 +18,7 @@
 #   count, AckReq, RETH, AETH and DETH fields agree packet by packet;
 # - one payload byte flipped in a copy: exactly that packet's ICRC bad;
 # - -q, -o and -c select what they say;
-# - a second capture while rxe2 loses one packet in 50 (fault_tx_drop):
+# - a second capture while rxe2 loses one packet in 50 (tx_drop):
 #   the summary reports PSN gaps, packets sent again and PSN sequence
 #   NAKs.
 # TAP output; the plan is printed last.
@@ -36,8 +36,7 @@ A_RXE=10.79.3.2 A_RXE2=10.79.3.1
 
 cleanup() {
 	roce_capture_stop >/dev/null
-	[ -e /sys/class/infiniband/dmrxe2/fault_tx_drop ] &&
-		echo 0 >/sys/class/infiniband/dmrxe2/fault_tx_drop
+	[ -d "$rxe2_cfs/dmrxe2" ] && fault_tx_drop dmrxe2 0 2>/dev/null
 	rdma link delete dmrxe 2>/dev/null
 	ip link del dmv0 2>/dev/null
 	ip netns del $NS 2>/dev/null
@@ -285,12 +284,12 @@ check "BPF 'src host $A_RXE': only rdma_rxe's packets" sh -c \
 # loss: rxe2 is the WRITE requester and loses one packet in 50
 cap=$xwork/lossy.pcap
 if start_capture "$cap"; then
-	echo 50 >/sys/class/infiniband/dmrxe2/fault_tx_drop
+	fault_tx_drop dmrxe2 50
 	port=$((port + 1))
 	xpair "ib_write_bw -n 100 -s 8192, dmrxe2 loses 1 in 50" "" $NS tcp:$port "" \
 		ib_write_bw -F -d dmrxe -x $g_rxe -p $port -s 8192 -n 100 -- \
 		ib_write_bw -F -d dmrxe2 -x $g_rxe2 -p $port -s 8192 -n 100 $A_RXE
-	echo 0 >/sys/class/infiniband/dmrxe2/fault_tx_drop
+	fault_tx_drop dmrxe2 0
 	stop_capture "$cap"
 	"$dump" -r "$cap" >"$xwork/lossy.txt" 2>&1
 	sed -n '/^$/,$p' "$xwork/lossy.txt" | sed 's/^/# /'

@@ -239,7 +239,7 @@ static void fault_clear(void)
 	int r = dp_fault_write(dev.name, "clear");
 
 	if (r)
-		tap_diag("  writing \"clear\" to the fault file: %s",
+		tap_diag("  clearing the fault rules: %s",
 			 strerror(r));
 	fault_live = false;
 }
@@ -250,7 +250,7 @@ static void fault_atexit(void)
 		fault_clear();
 }
 
-/* one rule alone in the fault file; one TAP line */
+/* one fault rule alone; one TAP line */
 static bool fault_rule(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static bool fault_rule(const char *what, const char *fmt, ...)
@@ -274,25 +274,17 @@ static bool fault_rule(const char *what, const char *fmt, ...)
 			     line);
 }
 
-/* the fault file's content as a diagnostic (matched/fired counts) */
+/* the live rule as a diagnostic (matched/fired counts) */
 static void fault_diag(const char *what)
 {
-	char path[256], buf[512], *nl;
-	ssize_t n;
-	int fd;
+	char buf[512], *nl;
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/fault",
-		 dev.name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (dp_fault_read(dev.name, buf, sizeof(buf)))
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = 0;
-	tap_diag("  %s: the fault file reads \"%s\"", what, buf);
+	tap_diag("  %s: the fault rule reads \"%s\"", what, buf);
 }
 
 /*

@@ -9,7 +9,7 @@
 #   SEND_FIRST/MIDDLE/LAST and ACK opcodes, exactly as many of each as
 #   the device's sent_pkts and rcvd_pkts counters moved; rxe2_qp_state
 #   RESET -> INIT -> RTR -> RTS for both QPs;
-# - the same while the device loses one packet in 5 (fault_tx_drop):
+# - the same while the device loses one packet in 5 (tx_drop):
 #   rxe2_retransmit, as many rewinds as completer_retry_err moved;
 # - the first SEND_FIRST lost (a fault rule): rxe2_nak sent and received;
 # - ibv_rc_pingpong -o (on-demand paging): rxe2_odp_fault events with
@@ -28,8 +28,8 @@ if [ ! -d $T/events/rdma_rxe2 ]; then
 fi
 cleanup() {
 	echo 0 >$T/events/rdma_rxe2/enable
-	echo 0 >/sys/class/infiniband/"$dev"/fault_tx_drop
-	echo clear >/sys/class/infiniband/"$dev"/fault
+	fault_clear "$dev"
+	[ -d "$rxe2_cfs/$dev" ] && fault_tx_drop "$dev" 0 2>/dev/null
 	echo >$T/trace
 	rm -rf "$work"
 }
@@ -87,10 +87,10 @@ for t in "RESET -> INIT" "INIT -> RTR" "RTR -> RTS"; do
 done
 head -n 3 "$work/plain" | sed 's/^/# /'
 
-echo 5 >/sys/class/infiniband/"$dev"/fault_tx_drop
+fault_tx_drop "$dev" 5
 c0=$(cnt completer_retry_err)
 run lossy 19502 -n 20 -s 3000
-echo 0 >/sys/class/infiniband/"$dev"/fault_tx_drop
+fault_tx_drop "$dev" 0
 c1=$(cnt completer_retry_err)
 rt=$(events rxe2_retransmit "" lossy)
 check_sub "rxe2_retransmit events ($rt) = completer_retry_err moved ($((c1 - c0))), > 0" \
@@ -102,9 +102,9 @@ grep -m 2 rxe2_retransmit "$work/lossy" | sed 's/^/# /'
 # counts as a loss (rxe2_reorder.c).  The random losses above need not
 # make one: a lost MIDDLE or LAST leaves fewer packets behind the gap
 # (a tail probe resends), and the NAK itself may be lost.
-echo "drop opcode=0 count=1" >/sys/class/infiniband/"$dev"/fault
+fault_rule "$dev" drop opcode=0 count=1
 run nak 19503 -n 2 -s 3000
-echo clear >/sys/class/infiniband/"$dev"/fault
+fault_clear "$dev"
 check_sub "rxe2_nak sent and received after a lost SEND_FIRST" sh -c \
 	"grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* sent' '$work/nak' &&
 	 grep -q 'rxe2_nak: dev $idx qpn 0x[0-9a-f]* received' '$work/nak'"

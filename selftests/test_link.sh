@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# covers: rdma link life cycle: links on lo, veth, dummy, VLAN and bond, refusals, port state, GIDs, namespaces, UDP 4791 steering, coexistence with rdma_rxe, rmmod with links
+# covers: rdma link life cycle: links on lo, veth, dummy, VLAN and bond, refusals, port state, GIDs, namespaces, UDP 4791 steering, coexistence with rdma_rxe, rmmod with links, rmmod refused while a fault injection directory is in configfs
 #
 # rdma link life cycle of rdma_rxe2: links on lo, veth, dummy, VLAN and
 # bond netdevs, refusals, port state, GIDs, network namespaces, RoCEv2
@@ -12,7 +12,7 @@
 
 # shellcheck disable=SC2016,SC2034 # eval strings expand when they run
 export LC_ALL=C
-PLAN=61
+PLAN=63
 SYS=/sys/class/infiniband
 
 . "$(dirname "$0")/lib.sh"
@@ -335,6 +335,12 @@ if [ -n "${RXE2_KO:-}" ] && [ -r "$RXE2_KO" ]; then
 		done
 		[ -z "$left" ] || { echo "left:$left"; return 1; }
 	}
+	# a configfs directory (fault injection) pins the module: configfs
+	# took a reference at its mkdir, and rmmod is refused until rmdir
+	check "rmmod refused while rxe2/t2r1 is in configfs" eval '
+		mkdir "$rxe2_cfs/t2r1" && ! rmmod rdma_rxe2 &&
+		[ -d /sys/module/rdma_rxe2 ]'
+	check "rmdir rxe2/t2r1" rmdir "$rxe2_cfs/t2r1"
 	check "rmmod rdma_rxe2 with 3 links present" eval '
 		[ -e "$SYS/t2r1" ] && [ -e "$SYS/t2r2" ] && [ -e "$SYS/t2dm" ] &&
 		rmmod rdma_rxe2'
@@ -367,7 +373,8 @@ if [ -n "${RXE2_KO:-}" ] && [ -r "$RXE2_KO" ]; then
 	}
 	check "links that existed before are back ($saved )" restore
 else
-	for t in "rmmod rdma_rxe2 with 3 links present" "no rxe2 device left" \
+	for t in "rmmod refused while rxe2/t2r1 is in configfs" "rmdir rxe2/t2r1" \
+		 "rmmod rdma_rxe2 with 3 links present" "no rxe2 device left" \
 		 "no rxe2 link left in rdma link show" \
 		 "netdevs released (ip link del does not hang)" \
 		 "insmod refuses max_cqe=1000 (not a power of two)" \

@@ -1010,19 +1010,21 @@ static void release(void)
 	dp_post_recv1(b.qp, 1, bbuf, 64, bmr->lkey);
 	dp_post_send1(a.qp, 1, IBV_WR_SEND, abuf, 64, amr->lkey, 0, 0, 0);
 	want(a.scq, 1, IBV_WC_SEND, 0, what);
-	tap_ret(dp_poll_none(b.rcq, wc, 100), 0, "%s: not received yet",
+	/* short looks: every step here counts against the 1 s it is held */
+	tap_ret(dp_poll_none(b.rcq, wc, 50), 0, "%s: not received yet",
 		what);
 	cfs_is(d, "rules/hold/fired", "1");
 	tap_ret_errno(cfs_rm(d, "rules/hold"), 0, "%s: rmdir rules/hold",
 		      what);
-	tap_ret(dp_poll_none(b.rcq, wc, 100), 0,
+	tap_ret(dp_poll_none(b.rcq, wc, 50), 0,
 		"%s: still held while a transmit rule is live", what);
 	tap_ret_errno(cfs_rm(d, "rules/other"), 0,
 		      "%s: rmdir rules/other, the last", what);
 	want(b.rcq, 1, IBV_WC_RECV, 0, what);
 	t = (long)(dp_now_ms() - t0);
 	tap_ok(dp_verify(bbuf, 64, 71) < 0, "%s: 64 bytes exact", what);
-	tap_ok(t < 900, "%s: received %ld ms after the post, before its 1 s",
+	/* its timer would have let it go at 1000 ms, not before */
+	tap_ok(t < 1000, "%s: received %ld ms after the post, before its 1 s",
 	       what, t);
 out:
 	unpair(&a, &b);

@@ -304,9 +304,12 @@ static int rxe2_odp_visit_page(struct ib_umem_odp *odp, u64 va, u32 n,
 	void *kva;
 
 	if (v->hold) {
-		if (v->held == v->max)
+		/*
+		 * An entry that the mutex's fast path trusted may name a page
+		 * already freed (rxe2_odp_pfns()): never revive one, copy then.
+		 */
+		if (v->held == v->max || !folio_try_get(page_folio(page)))
 			return -E2BIG;
-		get_page(page);
 		v->hold[v->held++] = page;
 		return 0;
 	}

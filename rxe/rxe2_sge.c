@@ -131,7 +131,8 @@ static u64 rxe2_src_odp_va(const struct rxe2_mr *mr, u64 iova)
  * mapped: pinned, shared or kernel memory read in place, or ODP memory
  * faulted in now, before the receiver takes its own ODP MR's mutex, and
  * read from the pages it held then.  A PA MR checks every page as it
- * goes: it takes the copying path, as an ODP range that cannot be held.
+ * goes: it takes the copying path, as an ODP range that cannot be held
+ * (-E2BIG); one that cannot be faulted in fails the WQE (-EACCES) once.
  */
 static int rxe2_src_add(struct rxe2_mr *mr, u64 iova, u32 len, void *arg)
 {
@@ -144,6 +145,11 @@ static int rxe2_src_add(struct rxe2_mr *mr, u64 iova, u32 len, void *arg)
 		held = rxe2_odp_hold(mr, iova, len,
 				     src->piece[src->num].pages,
 				     RXE2_SRC_ODP_PAGES);
+		/* no page to read: the WQE's error, as a failed copy's */
+		if (held == -EFAULT) {
+			rxe2_mr_put(mr);
+			return -EACCES;
+		}
 		if (held < 0)
 			goto copy;
 		src->piece[src->num].page_off =

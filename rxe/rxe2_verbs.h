@@ -209,7 +209,10 @@
  *   state_lock -> rxe2_odp_srcu -> imr.lock -> mmap lock -> umem_mutex
  *                 -> rxe2_atomic_lock (an implicit MR's child made or
  *                 used); a fault takes the mmap lock, a copy
- *                 umem_mutex, each with only state_lock held
+ *                 umem_mutex, each with only state_locks held (a
+ *                 one-copy sender's fault of its ODP source also the
+ *                 receiver's, dp.loop.direct_to: no invalidation takes
+ *                 a state_lock), never under another umem_mutex
  *   the mm: mmap lock -> umem_mutex (notifier), mmap lock ->
  *           rxe2_shm_map.lock (mmap)
  *

@@ -713,6 +713,28 @@ static void odp(void)
 		expect_rule(what, "odp_fail matched=1 fired=1");
 	}
 	unpair(&a, &b);
+
+	/*
+	 * A WRITE of whole packets from the same still unmapped page takes
+	 * the one-copy path, which faults its source in before the packet
+	 * leaves: one failed fault fails the WQE, nothing tries it again.
+	 */
+	what = "odp_fail count=1, a 2048-byte WRITE from an ODP MR";
+	if (!pair(&c, IBV_QPT_RC, &a, &b))
+		goto out;
+	f0 = ctr("num_failed_resolutions");
+	if (set_rule("odp_fail count=1")) {
+		memset(bbuf, 0, 2048);
+		dp_post_send1(a.qp, 4, IBV_WR_RDMA_WRITE, obuf + 4096, 2048,
+			      omr->lkey, (uintptr_t)bbuf, bmr->rkey, 0);
+		want(a.scq, 4, IBV_WC_RDMA_WRITE, IBV_WC_LOC_PROT_ERR, what);
+		tap_ok(dp_verify_byte(bbuf, 2048, 0) < 0,
+		       "%s: the target untouched", what);
+		tap_ret(ctr("num_failed_resolutions") - f0, 1,
+			"%s: num_failed_resolutions +1", what);
+		expect_rule(what, "odp_fail count=1 matched=1 fired=1");
+	}
+	unpair(&a, &b);
 out:
 	ibv_dereg_mr(omr);
 	free(obuf);

@@ -22,7 +22,7 @@
  *    target untouched;
  *  - an ODP source, faulted in by the sender first: in place, also into
  *    an ODP target of the same mm, after MADV_DONTNEED invalidated it,
- *    and with every packet across a page boundary; an ODP target from
+ *    and with a packet across a page boundary; an ODP target from
  *    a pinned source: in place;
  *  - a UC WRITE of 4 KiB: 4 packets in place;
  *  - a 4 KiB WRITE while tx_drop loses every packet: none placed,
@@ -295,7 +295,12 @@ static void write_odp(void)
 		   bmr->rkey, 8191, 61, 8);
 	write_case(&a, "8 KiB WRITE to an ODP MR", abuf, amr->lkey, obbuf,
 		   ob->rkey, 8191, 62, 8);
-	/* both ODP, one mm: the receiver holds its MR's mutex meanwhile */
+	/*
+	 * Both ODP, one mm: the receiver holds its MR's mutex meanwhile,
+	 * and the source, invalidated first, must be faulted in again.
+	 */
+	tap_ret(madvise(oabuf, 8192, MADV_DONTNEED), 0,
+		"MADV_DONTNEED on the ODP source before ODP to ODP");
 	write_case(&a, "8 KiB WRITE from an ODP MR to an ODP MR", oabuf,
 		   oa->lkey, obbuf, ob->rkey, 8191, 63, 8);
 	/* invalidated: faulted in again, the new pages' bytes */
@@ -303,7 +308,7 @@ static void write_odp(void)
 		"MADV_DONTNEED on the ODP source");
 	write_case(&a, "8 KiB WRITE from an invalidated ODP MR", oabuf,
 		   oa->lkey, bbuf, bmr->rkey, 8191, 64, 8);
-	/* packets across page boundaries: two pages a piece */
+	/* a packet across a page boundary: two pages in one piece */
 	write_case(&a, "8000-byte WRITE from an ODP MR at offset 1", oabuf + 1,
 		   oa->lkey, obbuf, ob->rkey, 8000, 65, 8);
 	ibv_dereg_mr(oa);

@@ -659,6 +659,30 @@ static void nak_after_rewind(void)
 	unpair(&a, &b);
 }
 
+/*
+ * A WRITE of len bytes (the target all zero) under "odp_fail count=1":
+ * it completes with status, the target untouched, one failed fault
+ * counted, the rule spent on it.
+ */
+static void odp_fail_write(const char *what, struct dp_qp *a, uint64_t id,
+			   uint8_t *src, uint32_t lkey, uint8_t *dst,
+			   uint32_t rkey, uint32_t len,
+			   enum ibv_wc_status status)
+{
+	long f0 = ctr("num_failed_resolutions");
+
+	if (!set_rule("odp_fail count=1"))
+		return;
+	dp_post_send1(a->qp, id, IBV_WR_RDMA_WRITE, src, len, lkey,
+		      (uintptr_t)dst, rkey, 0);
+	want(a->scq, id, IBV_WC_RDMA_WRITE, status, what);
+	tap_ok(dp_verify_byte(dst, len, 0) < 0, "%s: the target untouched",
+	       what);
+	tap_ret(ctr("num_failed_resolutions") - f0, 1,
+		"%s: num_failed_resolutions +1", what);
+	expect_rule(what, "odp_fail count=1 matched=1 fired=1");
+}
+
 /* failed ODP page faults at the responder and at the requester */
 static void odp(void)
 {
@@ -669,7 +693,6 @@ static void odp(void)
 	struct ibv_mr *omr;
 	struct dp_qp a, b;
 	struct dp_conn c;
-	long f0;
 
 	omr = ibv_reg_mr(dev.pd, obuf, 8192, acc);
 	if (!tap_ok(omr, "an ODP MR of 8 KiB")) {
@@ -679,18 +702,9 @@ static void odp(void)
 	dp_conn_default(&c);
 	if (!pair(&c, IBV_QPT_RC, &a, &b))
 		goto out;
-	f0 = ctr("num_failed_resolutions");
-	if (set_rule("odp_fail count=1")) {
-		dp_fill(abuf, 4096, 41);
-		dp_post_send1(a.qp, 1, IBV_WR_RDMA_WRITE, abuf, 4096,
-			      amr->lkey, (uintptr_t)obuf, omr->rkey, 0);
-		want(a.scq, 1, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR, what);
-		tap_ok(dp_verify_byte(obuf, 4096, 0) < 0,
-		       "%s: the target untouched", what);
-		tap_ret(ctr("num_failed_resolutions") - f0, 1,
-			"%s: num_failed_resolutions +1", what);
-		expect_rule(what, "odp_fail count=1 matched=1 fired=1");
-	}
+	dp_fill(abuf, 4096, 41);
+	odp_fail_write(what, &a, 1, abuf, amr->lkey, obuf, omr->rkey, 4096,
+		       IBV_WC_REM_ACCESS_ERR);
 	unpair(&a, &b);
 
 	what = "odp_fail spent, the same WRITE";
@@ -722,18 +736,9 @@ static void odp(void)
 	what = "odp_fail count=1, a 2048-byte WRITE from an ODP MR";
 	if (!pair(&c, IBV_QPT_RC, &a, &b))
 		goto out;
-	f0 = ctr("num_failed_resolutions");
-	if (set_rule("odp_fail count=1")) {
-		memset(bbuf, 0, 2048);
-		dp_post_send1(a.qp, 4, IBV_WR_RDMA_WRITE, obuf + 4096, 2048,
-			      omr->lkey, (uintptr_t)bbuf, bmr->rkey, 0);
-		want(a.scq, 4, IBV_WC_RDMA_WRITE, IBV_WC_LOC_PROT_ERR, what);
-		tap_ok(dp_verify_byte(bbuf, 2048, 0) < 0,
-		       "%s: the target untouched", what);
-		tap_ret(ctr("num_failed_resolutions") - f0, 1,
-			"%s: num_failed_resolutions +1", what);
-		expect_rule(what, "odp_fail count=1 matched=1 fired=1");
-	}
+	memset(bbuf, 0, 2048);
+	odp_fail_write(what, &a, 4, obuf + 4096, omr->lkey, bbuf, bmr->rkey,
+		       2048, IBV_WC_LOC_PROT_ERR);
 	unpair(&a, &b);
 out:
 	ibv_dereg_mr(omr);

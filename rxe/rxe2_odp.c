@@ -366,12 +366,10 @@ static int rxe2_odp_walk(struct rxe2_mr *mr, u64 iova, u64 len,
 	long total = 0;
 	int ret = 0, srcu;
 
-	if (mr->odp == RXE2_ODP_EXPLICIT) {
-		u64 va = iova - mr->iova + mr->umem->address;
-
-		return rxe2_odp_visit_umem(rxe2_odp_umem(mr), va, len, v);
-	}
-	/* implicit: iova is the user address */
+	if (mr->odp == RXE2_ODP_EXPLICIT)
+		return rxe2_odp_visit_umem(rxe2_odp_umem(mr),
+					   rxe2_odp_va(mr, iova), len, v);
+	/* implicit: iova is the user address, one child per chunk */
 	srcu = srcu_read_lock(&rxe2_odp_srcu);
 	while (len) {
 		u64 n = min_t(u64, len, RXE2_IMR_CHUNK_SIZE -

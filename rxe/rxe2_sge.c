@@ -118,14 +118,6 @@ int rxe2_sge_copy(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, void *buf,
 			     hold, nhold, seq, rxe2_sge_copy_one, &b);
 }
 
-/* the user address of iova in an ODP MR: its page offset is the data's */
-static u64 rxe2_src_odp_va(const struct rxe2_mr *mr, u64 iova)
-{
-	if (mr->odp == RXE2_ODP_EXPLICIT)
-		return iova - mr->iova + mr->umem->address;
-	return iova;		/* implicit: iova is the address */
-}
-
 /*
  * A source's MR must be readable with the sender waiting and the target
  * mapped: pinned, shared or kernel memory read in place, or ODP memory
@@ -153,7 +145,7 @@ static int rxe2_src_add(struct rxe2_mr *mr, u64 iova, u32 len, void *arg)
 		if (held < 0)
 			goto copy;
 		src->piece[src->num].page_off =
-			rxe2_src_odp_va(mr, iova) & ~PAGE_MASK;
+			rxe2_odp_va(mr, iova) & ~PAGE_MASK;
 	}
 	src->piece[src->num].mr = mr;
 	src->piece[src->num].iova = iova;
@@ -193,11 +185,11 @@ int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 void rxe2_src_put(struct rxe2_src *src)
 {
 	while (src->num) {
-		src->num--;
-		while (src->piece[src->num].npages)
-			put_page(src->piece[src->num].pages
-					[--src->piece[src->num].npages]);
-		rxe2_mr_put(src->piece[src->num].mr);
+		typeof(src->piece[0]) *p = &src->piece[--src->num];
+
+		while (p->npages)
+			put_page(p->pages[--p->npages]);
+		rxe2_mr_put(p->mr);
 	}
 }
 

@@ -635,6 +635,14 @@ int rxe2_odp_access(struct rxe2_mr *mr, u64 iova, u64 len, bool write,
 		    rxe2_page_fn fn, void *arg);
 int rxe2_odp_hold(struct rxe2_mr *mr, u64 iova, u32 len,
 		  struct page **pages, unsigned int max);
+
+/* the user address of iova in an ODP MR (an implicit one's iova is it) */
+static inline u64 rxe2_odp_va(const struct rxe2_mr *mr, u64 iova)
+{
+	if (mr->odp == RXE2_ODP_EXPLICIT)
+		return iova - mr->iova + mr->umem->address;
+	return iova;
+}
 int rxe2_odp_reg(struct rxe2_mr *mr, u64 start, u64 length, int access);
 /*
  * The walks over an MR's pages for their NUMA nodes (rxe2_mr_resident_nodes()

@@ -465,6 +465,12 @@ static struct rxe2_dev *rxe2_cfs_dev_lock(const char *name)
 	return NULL;
 }
 
+/* the device of a rule's <ibdev> directory, as rxe2_cfs_dev_lock() */
+static struct rxe2_dev *rxe2_cfs_rule_dev_lock(struct rxe2_cfs_rule *c)
+{
+	return rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+}
+
 /* the index of rule @id in the device's list, or -1; under fault.lock */
 static int rxe2_fault_find(const struct rxe2_fault *f, u64 id)
 {
@@ -688,7 +694,7 @@ static ssize_t rxe2_cfs_show(struct config_item *item, char *page,
 	int id;
 
 	mutex_lock(&rxe2_cfs_lock);
-	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	rdev = rxe2_cfs_rule_dev_lock(c);
 	if (!rdev) {
 		ret = -ENODEV;
 		goto out;
@@ -735,7 +741,7 @@ static ssize_t rxe2_cfs_store(struct config_item *item, const char *page,
 	if (rxe2_cfs_parse(field, page, &val))
 		return -EINVAL;
 	mutex_lock(&rxe2_cfs_lock);
-	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	rdev = rxe2_cfs_rule_dev_lock(c);
 	if (!rdev) {
 		ret = -ENODEV;
 		goto out;
@@ -779,7 +785,7 @@ static ssize_t rxe2_cfs_enable_show(struct config_item *item, char *page)
 	bool live;
 
 	mutex_lock(&rxe2_cfs_lock);
-	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	rdev = rxe2_cfs_rule_dev_lock(c);
 	if (!rdev) {
 		mutex_unlock(&rxe2_cfs_lock);
 		return -ENODEV;
@@ -801,7 +807,7 @@ static ssize_t rxe2_cfs_enable_store(struct config_item *item,
 	if (kstrtouint(page, 0, &on) || on > 1)
 		return -EINVAL;
 	mutex_lock(&rxe2_cfs_lock);
-	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	rdev = rxe2_cfs_rule_dev_lock(c);
 	if (!rdev) {
 		ret = -ENODEV;
 		goto out;
@@ -827,7 +833,7 @@ static ssize_t rxe2_cfs_count_of(struct config_item *item, char *page,
 	u32 n;
 
 	mutex_lock(&rxe2_cfs_lock);
-	rdev = rxe2_cfs_dev_lock(config_item_name(&c->dev->group.cg_item));
+	rdev = rxe2_cfs_rule_dev_lock(c);
 	if (!rdev) {
 		mutex_unlock(&rxe2_cfs_lock);
 		return -ENODEV;

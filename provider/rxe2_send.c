@@ -193,6 +193,22 @@ int rxe2_ring_doorbell(struct rxe2_qp *qp)
 }
 
 /*
+ * After publishing the SQ producer: ring the doorbell unless the
+ * kernel's requester is running and reads the producer again before it
+ * stops (RXE2_RING_F_LIVE).  The fence orders our producer store before
+ * the flag load, as the kernel orders its flag clear before its last
+ * producer load; one of the two sees the other.
+ */
+static int rxe2_sq_doorbell(struct rxe2_qp *qp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->sq.hdr->flags, __ATOMIC_RELAXED) &
+	    RXE2_RING_F_LIVE)
+		return 0;
+	return rxe2_ring_doorbell(qp);
+}
+
+/*
  * IBTA 10.8.2 / 11.4.1.1: send work requests are refused while the QP
  * is in RESET, INIT or RTR.  ibv_modify_qp() keeps ibqp->state current
  * for every transition the process makes; the ones the kernel makes on
@@ -428,7 +444,7 @@ static int rxe2_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (!posted)
 		return err;
 
-	db_err = rxe2_ring_doorbell(qp);
+	db_err = rxe2_sq_doorbell(qp);
 	return err ? err : db_err;
 }
 
@@ -580,7 +596,7 @@ static int rxe2_wr_complete(struct ibv_qp_ex *ibqpx)
 	rxe2_sq_unlock(qp);
 
 	if (posted)
-		err = rxe2_ring_doorbell(qp);
+		err = rxe2_sq_doorbell(qp);
 	return err;
 }
 

@@ -712,7 +712,10 @@ static void rxe2_req_send_all(struct rxe2_qp *qp, int *budget)
  */
 void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 {
+	rxe2_ring_live_begin(&qp->sq);
 	rxe2_req_send_all(qp, budget);
+	if (rxe2_ring_live_end(&qp->sq))
+		set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
 	rxe2_qp_direct_end(qp);
 }
 

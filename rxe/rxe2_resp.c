@@ -1025,6 +1025,7 @@ void rxe2_resp_rx(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 	bool rc = rxe2_qp_acks(qp);
 	int d;
 
+	WRITE_ONCE(dp->resp.requests, dp->resp.requests + 1);
 	if (rxe2_qp_is_ud(qp)) {
 		rxe2_resp_ud(qp, pkt);
 		return;

@@ -113,9 +113,10 @@ static int rxe2_ring_avail(struct rxe2_ring *r, bool producer, u32 own)
 {
 	int used;
 
-	if (!producer)
-		return rxe2_ring_used(r, rxe2_ring_read_peer(&r->hdr->producer),
-				      own);
+	if (!producer) {
+		r->peer_seen = rxe2_ring_read_peer(&r->hdr->producer);
+		return rxe2_ring_used(r, r->peer_seen, own);
+	}
 	used = rxe2_ring_used(r, own, rxe2_ring_read_peer(&r->hdr->consumer));
 	return used < 0 ? used : (int)r->num_slots - used;
 }
@@ -333,4 +334,31 @@ int rxe2_udata_read_cmd(struct ib_udata *udata, void *cmd, size_t size)
 	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
 		return -EOPNOTSUPP;
 	return 0;
+}
+
+/*
+ * RXE2_RING_F_LIVE: while it is set, a process may publish its SQ
+ * producer without ringing the doorbell, so whoever sets it must look at
+ * the producer again after clearing it.  Begin: set it and note the
+ * producer.  End: clear it, then (the barrier pairs with the process's
+ * fence between its producer store and its flag load) true when the
+ * producer moved past the one last read, whose doorbell may have been
+ * skipped.  Kernel rings have no process and no flag.
+ */
+void rxe2_ring_live_begin(struct rxe2_ring *r)
+{
+	if (!r->mme)
+		return;
+	WRITE_ONCE(r->hdr->flags, RXE2_RING_F_LIVE);
+	smp_mb();	/* flag set, then read the producer */
+	r->peer_seen = rxe2_ring_read_peer(&r->hdr->producer);
+}
+
+bool rxe2_ring_live_end(struct rxe2_ring *r)
+{
+	if (!r->mme)
+		return false;
+	WRITE_ONCE(r->hdr->flags, 0);
+	smp_mb();	/* flag clear, then read the producer */
+	return READ_ONCE(r->hdr->producer) != r->peer_seen;
 }

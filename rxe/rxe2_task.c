@@ -16,21 +16,33 @@
  * is handed over without the IP stack, and the sender's runner runs the
  * receiving QP inline, one level deep: see rxe2_loop.c.
  */
+#include <linux/sched/clock.h>
+
 #include "rxe2_dp.h"
 #include "rxe2_requester.h"
 #include "rxe2_responder.h"
 #include "rxe2_wire.h"
 
 static struct workqueue_struct *rxe2_wq;
+/* a streaming QP's work item, on a CPU its poster is not on */
+static struct workqueue_struct *rxe2_stream_wq;
 
 int rxe2_dp_init(void)
 {
 	rxe2_wq = alloc_workqueue("rxe2", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return rxe2_wq ? 0 : -ENOMEM;
+	rxe2_stream_wq = alloc_workqueue("rxe2_stream", WQ_HIGHPRI, 0);
+	if (rxe2_wq && rxe2_stream_wq)
+		return 0;
+	if (rxe2_wq)
+		destroy_workqueue(rxe2_wq);
+	if (rxe2_stream_wq)
+		destroy_workqueue(rxe2_stream_wq);
+	return -ENOMEM;
 }
 
 void rxe2_dp_exit(void)
 {
+	destroy_workqueue(rxe2_stream_wq);
 	destroy_workqueue(rxe2_wq);
 }
 
@@ -87,6 +99,7 @@ bool rxe2_qp_has_work(struct rxe2_qp *qp)
  * passes the work item takes over.
  */
 #define RXE2_RERUN_MAX		64
+#define RXE2_STREAM_AFTER	16	/* doorbells: see rxe2_qp_streams() */
 #define RXE2_CALLER_RERUN_MAX	8	/* in a system call: see below */
 
 /*
@@ -117,6 +130,42 @@ bool rxe2_qp_unlock_relook(struct rxe2_qp *qp)
 	return rxe2_qp_has_work(qp) && mutex_trylock(&qp->state_lock);
 }
 
+/*
+ * A streaming poster posts faster than its SQ runs, but not always: an
+ * SQ the work item just drained may get its next WQE a few microseconds
+ * later.  Rather than stop and be woken for it (a doorbell system call
+ * and a workqueue wake-up per message, slower than running it inline),
+ * the work item of a streaming QP waits that long for it with the ring
+ * live, so the post rings no doorbell.  Bounded: nothing posted for
+ * RXE2_LINGER_NS and it stops, as does a QP that stopped streaming.
+ * True when the producer moved.
+ */
+#define RXE2_LINGER_NS		20000
+
+static bool rxe2_qp_linger(struct rxe2_qp *qp)
+{
+	u64 end = local_clock() + RXE2_LINGER_NS;
+	bool moved;
+
+	if (READ_ONCE(qp->dp.req.quiet) < RXE2_STREAM_AFTER ||
+	    raw_smp_processor_id() == READ_ONCE(qp->dp.req.stream_cpu) ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags) ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD))
+		return false;
+	rxe2_ring_live_begin(&qp->sq);
+	do {
+		moved = READ_ONCE(qp->sq.hdr->producer) != qp->sq.peer_seen;
+		if (moved)
+			break;
+		cpu_relax();
+	} while (local_clock() < end);
+	if (rxe2_ring_live_end(&qp->sq) || moved)
+		return true;
+	/* the poster stopped, or waits after all: inline again */
+	WRITE_ONCE(qp->dp.req.quiet, 0);
+	return false;
+}
+
 void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			bool work)
 {
@@ -130,6 +179,9 @@ void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			tx_budget = RXE2_WORK_TX_BUDGET;
 		rxe2_qp_process(qp, &tx_budget);
 		qp->dp.loop.inline_parent = NULL;
+		if (!rxe2_qp_has_work(qp) && work && qp->is_user &&
+		    rxe2_qp_linger(qp))
+			set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
 		if (!rxe2_qp_has_work(qp) && !rxe2_qp_unlock_relook(qp))
 			goto out;
 	}
@@ -143,6 +195,16 @@ out:
 static void rxe2_qp_work(struct work_struct *work)
 {
 	struct rxe2_qp *qp = container_of(work, struct rxe2_qp, dp.work);
+
+	mutex_lock(&qp->state_lock);
+	rxe2_qp_run_unlock(qp, NULL, true);
+}
+
+/* the same run, queued by rxe2_qp_stream() */
+static void rxe2_qp_stream_work(struct work_struct *work)
+{
+	struct rxe2_qp *qp = container_of(work, struct rxe2_qp,
+					  dp.stream_work);
 
 	mutex_lock(&qp->state_lock);
 	rxe2_qp_run_unlock(qp, NULL, true);
@@ -166,11 +228,65 @@ void rxe2_qp_wake(struct rxe2_qp *qp)
 		rxe2_qp_kick(qp);
 }
 
+/*
+ * Whether the poster streams: it rang RXE2_STREAM_AFTER doorbells in a
+ * row with neither a request from the peer nor a poll of its send CQ in
+ * between, so it is not waiting for an answer.  Its SQ then runs in the
+ * work item, on another CPU, while it goes on posting: with the ring
+ * flagged live (RXE2_RING_F_LIVE) its later posts ring no doorbell.  A
+ * ping-pong always sees one of the two signs and keeps the inline run.
+ */
+static bool rxe2_qp_streams(struct rxe2_qp *qp)
+{
+	struct rxe2_req_info *req = &qp->dp.req;
+	u32 rx = READ_ONCE(qp->dp.resp.requests), cq = 0;
+	u32 quiet = READ_ONCE(req->quiet);
+
+	if (qp->ibqp.send_cq && to_rcq(qp->ibqp.send_cq)->is_user)
+		cq = READ_ONCE(to_rcq(qp->ibqp.send_cq)->ring.hdr->consumer);
+	if (rx != READ_ONCE(req->quiet_rx) || cq != READ_ONCE(req->quiet_cq)) {
+		WRITE_ONCE(req->quiet_rx, rx);
+		WRITE_ONCE(req->quiet_cq, cq);
+		WRITE_ONCE(req->quiet, 0);
+		return false;
+	}
+	if (quiet < RXE2_STREAM_AFTER) {
+		WRITE_ONCE(req->quiet, quiet + 1);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Hand a streaming QP to its work item on another CPU than the poster's,
+ * so that the two run side by side; a runner that holds the QP already
+ * looks again, as for any doorbell.
+ */
+static void rxe2_qp_stream(struct rxe2_qp *qp)
+{
+	int cpu = raw_smp_processor_id();
+
+	smp_mb();	/* doorbell visible, then RUNNING read */
+	if (test_bit(RXE2_QPF_RUNNING, &qp->dp.flags) ||
+	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
+		return;
+	WRITE_ONCE(qp->dp.req.stream_cpu, cpu);
+	cpu = cpumask_next(cpu, cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (cpu == READ_ONCE(qp->dp.req.stream_cpu))
+		rxe2_qp_kick(qp);	/* one CPU: nothing runs beside */
+	else
+		queue_work_on(cpu, rxe2_stream_wq, &qp->dp.stream_work);
+}
+
 void rxe2_qp_doorbell(struct rxe2_qp *qp)
 {
 	set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
 	smp_mb__after_atomic();	/* flag set, then try the lock */
-	if (mutex_trylock(&qp->state_lock))
+	if (rxe2_qp_streams(qp))
+		rxe2_qp_stream(qp);
+	else if (mutex_trylock(&qp->state_lock))
 		rxe2_qp_run_unlock(qp, NULL, false);
 	else
 		rxe2_qp_wake(qp);
@@ -213,6 +329,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	u32 rsize;
 
 	INIT_WORK(&dp->work, rxe2_qp_work);
+	INIT_WORK(&dp->stream_work, rxe2_qp_stream_work);
 	refcount_set(&dp->loop.users, 1);
 	init_completion(&dp->loop.users_done);
 	dp->loop.inline_parent = NULL;
@@ -258,6 +375,7 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	timer_delete_sync(&qp->dp.comp.rnr_timer);
 	hrtimer_cancel(&qp->dp.pace.timer);
 	cancel_work_sync(&qp->dp.work);
+	cancel_work_sync(&qp->dp.stream_work);
 	skb_queue_purge(&qp->dp.rx_queue);
 	mutex_lock(&qp->state_lock);
 	rxe2_reorder_purge(qp);

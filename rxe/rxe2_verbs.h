@@ -292,6 +292,7 @@ struct rxe2_ring {
 	u32 slot_size;
 	bool dev_produces;		/* CQ: device produces; others consume */
 	u32 dev_index;			/* device's private copy of its counter */
+	u32 peer_seen;			/* consumer side: producer last read */
 	u32 client_index;		/* kernel rings only: client's counter */
 	struct rxe2_mmap_entry *mme;	/* user rings; NULL for kernel rings */
 	/*
@@ -311,6 +312,9 @@ void rxe2_ring_get_info(const struct rxe2_ring *r, struct rxe2_ring_info *info);
  * process owns its counter.
  */
 void rxe2_ring_reset(struct rxe2_ring *r);
+/* RXE2_RING_F_LIVE on a user SQ ring (uapi/rxe2-abi.h): rxe2_ring.c */
+void rxe2_ring_live_begin(struct rxe2_ring *r);
+bool rxe2_ring_live_end(struct rxe2_ring *r);
 
 static inline void *rxe2_ring_slot(const struct rxe2_ring *r, u32 index)
 {
@@ -873,6 +877,16 @@ struct rxe2_req_info {
 	u32 noack;			/* packets sent since last AckReq */
 	/* SQD (modify_qp): no WQE from SQ index sqd_stop on is started */
 	u32 sqd_stop;
+	/*
+	 * Streaming (rxe2_task.c): doorbells rung in a row with no sign
+	 * between them that the poster waits for an answer, and those
+	 * signs as the last doorbell saw them.  Read and written by the
+	 * doorbell without the lock: a hint, never a correctness matter.
+	 */
+	u32 quiet;
+	u32 quiet_cq;			/* the send CQ's consumer */
+	u32 quiet_rx;			/* resp.requests */
+	int stream_cpu;			/* the poster's, when handed over */
 };
 
 /*
@@ -953,6 +967,7 @@ struct rxe2_pace_info {
  * only (rxe2_qp_deliver_req(): the lock table).
  */
 struct rxe2_resp_info {
+	u32 requests;			/* packets taken in: a streaming hint */
 	u32 psn;			/* expected PSN */
 	u32 msn;
 	bool nak_sent;			/* sequence or RNR NAK outstanding */
@@ -1075,6 +1090,7 @@ struct rxe2_loop_info {
 
 struct rxe2_qp_dp {
 	struct work_struct work;
+	struct work_struct stream_work;	/* on a CPU of its own (rxe2_task.c) */
 	/* packets from the hook; its lock: loop.ack_*, loop.req's filling */
 	struct sk_buff_head rx_queue;
 	unsigned long flags;		/* RXE2_QPF_* bits */

@@ -73,9 +73,16 @@ struct rxe2_ring_hdr {
  * need a full barrier between their store and the load of the other's
  * word (producer then flags here, flags then producer in the kernel).
  * A kernel that never sets it is compatible with any provider.
+ *
+ * RXE2_RING_F_LIVE is set on a QP's SQ ring while the kernel's requester
+ * is running and will read the producer again before it stops: a
+ * process that publishes its producer and then finds it set (the same
+ * full barrier between the two) may skip the doorbell.  A provider that
+ * ignores it rings every time, as before.
  */
 enum rxe2_ring_flags {
 	RXE2_RING_F_FLUSH = 1 << 0,
+	RXE2_RING_F_LIVE = 1 << 1,
 };
 
 #define RXE2_RING_DATA_OFFSET 128	/* first slot, from the ring start */

@@ -94,6 +94,8 @@ enum rxe2_dp_counter {
 	RXE2_DPC_RESEND_SKIPPED,	/* passes over what was not resent */
 	RXE2_DPC_TAIL_PROBES,		/* resent before the ACK timeout */
 	RXE2_DPC_ONE_COPY,		/* loopback requests read in place */
+	RXE2_DPC_STREAM_HANDOFFS,	/* SQs handed to a CPU of their own */
+	RXE2_DPC_LIVE_SQ_POSTS,		/* runs that found posts ringing none */
 	/* inline-receive: completions that carried their data */
 	RXE2_DPC_INLINE_RECV,
 	RXE2_DPC_FAULT_TX_DROPS,	/* packets lost by tx_drop */

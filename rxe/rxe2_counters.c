@@ -70,6 +70,8 @@ static const struct {
 	{ "resend_skipped", RXE2_SRC_DP, RXE2_DPC_RESEND_SKIPPED },
 	{ "tail_probes", RXE2_SRC_DP, RXE2_DPC_TAIL_PROBES },
 	{ "loop_one_copy_pkts", RXE2_SRC_DP, RXE2_DPC_ONE_COPY },
+	{ "sq_stream_handoffs", RXE2_SRC_DP, RXE2_DPC_STREAM_HANDOFFS },
+	{ "sq_live_posts", RXE2_SRC_DP, RXE2_DPC_LIVE_SQ_POSTS },
 	{ "inline_recv_completions", RXE2_SRC_DP, RXE2_DPC_INLINE_RECV },
 	{ "fault_tx_drops", RXE2_SRC_DP, RXE2_DPC_FAULT_TX_DROPS },
 	{ "fault_injected", RXE2_SRC_DP, RXE2_DPC_FAULT_INJECTED },

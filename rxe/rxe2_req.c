@@ -714,8 +714,10 @@ void rxe2_req_run(struct rxe2_qp *qp, int *budget)
 {
 	rxe2_ring_live_begin(&qp->sq);
 	rxe2_req_send_all(qp, budget);
-	if (rxe2_ring_live_end(&qp->sq))
+	if (rxe2_ring_live_end(&qp->sq)) {
+		rxe2_qp_dp_count(qp, RXE2_DPC_LIVE_SQ_POSTS);
 		set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
+	}
 	rxe2_qp_direct_end(qp);
 }
 

@@ -159,8 +159,10 @@ static bool rxe2_qp_linger(struct rxe2_qp *qp)
 			break;
 		cpu_relax();
 	} while (local_clock() < end);
-	if (rxe2_ring_live_end(&qp->sq) || moved)
+	if (rxe2_ring_live_end(&qp->sq) || moved) {
+		rxe2_qp_dp_count(qp, RXE2_DPC_LIVE_SQ_POSTS);
 		return true;
+	}
 	/* the poster stopped, or waits after all: inline again */
 	WRITE_ONCE(qp->dp.req.quiet, 0);
 	return false;
@@ -270,6 +272,7 @@ static void rxe2_qp_stream(struct rxe2_qp *qp)
 	if (test_bit(RXE2_QPF_RUNNING, &qp->dp.flags) ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		return;
+	rxe2_qp_dp_count(qp, RXE2_DPC_STREAM_HANDOFFS);
 	WRITE_ONCE(qp->dp.req.stream_cpu, cpu);
 	cpu = cpumask_next(cpu, cpu_online_mask);
 	if (cpu >= nr_cpu_ids)

@@ -147,11 +147,13 @@ static bool rxe2_qp_linger(struct rxe2_qp *qp)
 	u64 end = local_clock() + RXE2_LINGER_NS;
 	bool moved;
 
-	if (READ_ONCE(qp->dp.req.quiet) < RXE2_STREAM_AFTER ||
-	    raw_smp_processor_id() == READ_ONCE(qp->dp.req.stream_cpu) ||
+	if (!qp->sq.mme || READ_ONCE(qp->dp.req.quiet) < RXE2_STREAM_AFTER ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags) ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD))
 		return false;
+	/* on the poster's CPU nothing is posted while we wait */
+	if (raw_smp_processor_id() == READ_ONCE(qp->dp.req.stream_cpu))
+		goto inline_again;
 	rxe2_ring_live_begin(&qp->sq);
 	do {
 		moved = READ_ONCE(qp->sq.hdr->producer) != qp->sq.peer_seen;
@@ -163,7 +165,8 @@ static bool rxe2_qp_linger(struct rxe2_qp *qp)
 		rxe2_qp_dp_count(qp, RXE2_DPC_LIVE_SQ_POSTS);
 		return true;
 	}
-	/* the poster stopped, or waits after all: inline again */
+inline_again:
+	/* the poster stopped, waits after all, or shares our CPU */
 	WRITE_ONCE(qp->dp.req.quiet, 0);
 	return false;
 }

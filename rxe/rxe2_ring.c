@@ -354,11 +354,17 @@ void rxe2_ring_live_begin(struct rxe2_ring *r)
 	r->peer_seen = rxe2_ring_read_peer(&r->hdr->producer);
 }
 
+/* the process published WQEs the consumer side has not read yet */
+bool rxe2_ring_peer_moved(const struct rxe2_ring *r)
+{
+	return READ_ONCE(r->hdr->producer) != r->peer_seen;
+}
+
 bool rxe2_ring_live_end(struct rxe2_ring *r)
 {
 	if (!r->mme)
 		return false;
 	WRITE_ONCE(r->hdr->flags, 0);
 	smp_mb();	/* flag clear, then read the producer */
-	return READ_ONCE(r->hdr->producer) != r->peer_seen;
+	return rxe2_ring_peer_moved(r);
 }

@@ -145,7 +145,6 @@ bool rxe2_qp_unlock_relook(struct rxe2_qp *qp)
 static bool rxe2_qp_linger(struct rxe2_qp *qp)
 {
 	u64 end = local_clock() + RXE2_LINGER_NS;
-	bool moved;
 
 	if (!qp->sq.mme || READ_ONCE(qp->dp.req.quiet) < RXE2_STREAM_AFTER ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags) ||
@@ -155,13 +154,9 @@ static bool rxe2_qp_linger(struct rxe2_qp *qp)
 	if (raw_smp_processor_id() == READ_ONCE(qp->dp.req.stream_cpu))
 		goto inline_again;
 	rxe2_ring_live_begin(&qp->sq);
-	do {
-		moved = READ_ONCE(qp->sq.hdr->producer) != qp->sq.peer_seen;
-		if (moved)
-			break;
+	while (!rxe2_ring_peer_moved(&qp->sq) && local_clock() < end)
 		cpu_relax();
-	} while (local_clock() < end);
-	if (rxe2_ring_live_end(&qp->sq) || moved) {
+	if (rxe2_ring_live_end(&qp->sq)) {
 		rxe2_qp_dp_count(qp, RXE2_DPC_LIVE_SQ_POSTS);
 		return true;
 	}
@@ -184,10 +179,9 @@ void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 			tx_budget = RXE2_WORK_TX_BUDGET;
 		rxe2_qp_process(qp, &tx_budget);
 		qp->dp.loop.inline_parent = NULL;
-		if (!rxe2_qp_has_work(qp) && work && qp->is_user &&
-		    rxe2_qp_linger(qp))
-			set_bit(RXE2_QPF_DOORBELL, &qp->dp.flags);
-		if (!rxe2_qp_has_work(qp) && !rxe2_qp_unlock_relook(qp))
+		if (rxe2_qp_has_work(qp) || (work && rxe2_qp_linger(qp)))
+			continue;
+		if (!rxe2_qp_unlock_relook(qp))
 			goto out;
 	}
 	clear_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
@@ -269,18 +263,18 @@ static bool rxe2_qp_streams(struct rxe2_qp *qp)
  */
 static void rxe2_qp_stream(struct rxe2_qp *qp)
 {
-	int cpu = raw_smp_processor_id();
+	int poster = raw_smp_processor_id(), cpu;
 
 	smp_mb();	/* doorbell visible, then RUNNING read */
 	if (test_bit(RXE2_QPF_RUNNING, &qp->dp.flags) ||
 	    test_bit(RXE2_QPF_DYING, &qp->dp.flags))
 		return;
 	rxe2_qp_dp_count(qp, RXE2_DPC_STREAM_HANDOFFS);
-	WRITE_ONCE(qp->dp.req.stream_cpu, cpu);
-	cpu = cpumask_next(cpu, cpu_online_mask);
+	WRITE_ONCE(qp->dp.req.stream_cpu, poster);
+	cpu = cpumask_next(poster, cpu_online_mask);
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
-	if (cpu == READ_ONCE(qp->dp.req.stream_cpu))
+	if (cpu == poster)
 		rxe2_qp_kick(qp);	/* one CPU: nothing runs beside */
 	else
 		queue_work_on(cpu, rxe2_stream_wq, &qp->dp.stream_work);

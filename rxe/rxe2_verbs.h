@@ -315,6 +315,7 @@ void rxe2_ring_reset(struct rxe2_ring *r);
 /* RXE2_RING_F_LIVE on a user SQ ring (uapi/rxe2-abi.h): rxe2_ring.c */
 void rxe2_ring_live_begin(struct rxe2_ring *r);
 bool rxe2_ring_live_end(struct rxe2_ring *r);
+bool rxe2_ring_peer_moved(const struct rxe2_ring *r);
 
 static inline void *rxe2_ring_slot(const struct rxe2_ring *r, u32 index)
 {

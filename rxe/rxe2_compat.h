@@ -17,6 +17,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
@@ -29,6 +30,11 @@
 
 #ifndef RXE2_HAVE_TIMER_CONTAINER_OF
 #define timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
+/* a per-CPU workqueue said so before WQ_PERCPU had a name */
+#ifndef RXE2_HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
 #endif
 
 #ifndef RXE2_HAVE_HRTIMER_SETUP

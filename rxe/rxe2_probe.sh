@@ -87,6 +87,10 @@ probe TIMER_DELETE linux/timer.h \
 probe TIMER_CONTAINER_OF linux/timer.h \
 	'define timer_container_of\(' \
 	'define from_timer\('
+# 6.17: alloc_workqueue() wants WQ_PERCPU or WQ_UNBOUND (7.x warns without)
+probe WQ_PERCPU linux/workqueue.h \
+	'WQ_PERCPU *= ' \
+	'WQ_UNBOUND *= '
 # 6.13: hrtimer_setup() (hrtimer_init() gone in 6.15)
 probe HRTIMER_SETUP linux/hrtimer.h \
 	'void hrtimer_setup\(' \

@@ -30,7 +30,7 @@ static struct workqueue_struct *rxe2_stream_wq;
 int rxe2_dp_init(void)
 {
 	rxe2_wq = alloc_workqueue("rxe2", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	rxe2_stream_wq = alloc_workqueue("rxe2_stream", WQ_HIGHPRI, 0);
+	rxe2_stream_wq = alloc_workqueue("rxe2_stream", WQ_PERCPU | WQ_HIGHPRI, 0);
 	if (rxe2_wq && rxe2_stream_wq)
 		return 0;
 	if (rxe2_wq)

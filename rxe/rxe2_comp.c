@@ -409,6 +409,30 @@ static bool rxe2_comp_stage_inline(struct rxe2_qp *qp, u32 idx,
 	return true;
 }
 
+/*
+ * A READ response's payload into WQE @idx's SGEs at the cursor: from the
+ * packet, or for a one-copy response (rxe2_tx_direct_resp()) straight
+ * from the responder's MR.  The READ's @only response (not a re-read
+ * tail) in a packet may be staged for inline-receive instead.  0 or the
+ * error of the SGEs.
+ */
+static int rxe2_comp_read_place(struct rxe2_qp *qp, u32 idx,
+				struct rxe2_sge_cursor *c,
+				struct rxe2_pkt *pkt, bool only)
+{
+	struct rxe2_swqe_info *info = rxe2_sinfo(qp, idx);
+
+	if (pkt->src)
+		return rxe2_sge_copy_src(qp, c, pkt->src, pkt->paylen,
+					 info->hold, RXE2_WQE_MRS,
+					 &info->mr_seq);
+	if (only && rxe2_comp_stage_inline(qp, idx, pkt->payload,
+					   pkt->paylen))
+		return 0;
+	return rxe2_sge_copy(qp, c, pkt->payload, pkt->paylen, true,
+			     info->hold, RXE2_WQE_MRS, &info->mr_seq);
+}
+
 static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
@@ -490,18 +514,17 @@ static void rxe2_comp_read_resp(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 			     pkt->paylen != dp->mtu)
 			return;
 		rxe2_sge_seek(&c, off);
-		/* inline: the READ's one response, not a re-read tail */
-		if (!(first && last && d == 0 &&
-		      rxe2_comp_stage_inline(qp, i, pkt->payload,
-					     pkt->paylen)) &&
-		    rxe2_sge_copy(qp, &c, pkt->payload, pkt->paylen, true,
-				  info->hold, RXE2_WQE_MRS, &info->mr_seq)) {
+		if (rxe2_comp_read_place(qp, i, &c, pkt, first && last &&
+					 d == 0)) {
 			info->state = RXE2_WQE_DONE;
 			info->status = IB_WC_LOC_PROT_ERR;
 			rxe2_comp_retire(qp);
 			rxe2_qp_error(qp);
 			return;
 		}
+		/* the responder could not read its MR: as if lost, asked again */
+		if (pkt->src && pkt->src->err)
+			return;
 		if (at_end)
 			info->state = RXE2_WQE_DONE;
 	}

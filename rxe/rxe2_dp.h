@@ -55,6 +55,7 @@ enum {
 	RXE2_QPF_RNR_WAIT,	/* waiting out an RNR NAK */
 	RXE2_QPF_RUNNING,	/* a runner holds state_lock, looks again */
 	RXE2_QPF_DOORBELL,	/* SQ doorbell not yet seen by the requester */
+	RXE2_QPF_AFTER,		/* run as another's loop.after: runs none */
 };
 
 /* rxe2_swqe_info.state */

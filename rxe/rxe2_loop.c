@@ -221,6 +221,100 @@ bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to)
 	return true;
 }
 
+/*
+ * rxe2_qp_after_parent() - @qp runs inline and has work it does better
+ * once its parent is unlocked (a READ's responder, rxe2_resp_read_later()):
+ * it leaves itself, with a reference, in the parent's loop.after, and the
+ * parent's runner runs it right after unlocking the parent
+ * (rxe2_qp_run_after()).  Only for a top-level parent, and one QP at a
+ * time.  False: nobody to leave it to; the caller kicks the work item.
+ */
+bool rxe2_qp_after_parent(struct rxe2_qp *qp)
+{
+	struct rxe2_qp *parent = qp->dp.loop.inline_parent;
+
+	if (!parent || parent->dp.loop.inline_parent)
+		return false;
+	if (READ_ONCE(parent->dp.loop.after) == qp)
+		return true;	/* left there by an earlier pass */
+	if (!rxe2_qp_get(qp))
+		return false;
+	if (!cmpxchg(&parent->dp.loop.after, NULL, qp))
+		return true;
+	rxe2_qp_put(qp);
+	return false;
+}
+
+/*
+ * The runner of @qp unlocked it: run the QP left in its loop.after as a
+ * top-level run when @may_run (a top-level run that was not itself one
+ * of these: one level, so a READ stream in both directions does not
+ * recurse), else hand it to its work item.
+ */
+void rxe2_qp_run_after(struct rxe2_qp *qp, bool may_run)
+{
+	struct rxe2_qp *next = xchg(&qp->dp.loop.after, NULL);
+
+	if (!next)
+		return;
+	if (may_run && mutex_trylock(&next->state_lock)) {
+		set_bit(RXE2_QPF_AFTER, &next->dp.flags);
+		rxe2_qp_run_unlock(next, NULL, false);
+	} else {
+		rxe2_qp_kick(next);
+	}
+	rxe2_qp_put(next);
+}
+
+/*
+ * Our connected peer (referenced) if it is a QP of this host that a
+ * packet may reach as a call (rxe2_tx_may_call()), else NULL.  Not for
+ * an XRC target, which answers as its SRQ's PD allows at every run: its
+ * READ responses stay packets.
+ */
+static struct rxe2_qp *rxe2_qp_call_peer(struct rxe2_qp *qp)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	bool local;
+
+	if (rxe2_qp_is_xrc_tgt(qp) || !rxe2_tx_may_call(rdev))
+		return NULL;
+	return rxe2_rx_loop_target(dev_net(rdev->ndev), &qp->dp.av.daddr,
+				   qp->attr.dest_qp_num, &local);
+}
+
+bool rxe2_qp_peer_callable(struct rxe2_qp *qp)
+{
+	struct rxe2_qp *peer = rxe2_qp_call_peer(qp);
+
+	if (!peer)
+		return false;
+	rxe2_qp_put(peer);
+	return true;
+}
+
+/*
+ * rxe2_qp_direct_to_peer() - rxe2_qp_direct_begin() for a responder
+ * about to stream READ responses: its local peer, the READ's requester,
+ * becomes its loop.direct_to, so that each response is placed in one
+ * copy (rxe2_tx_direct_resp()).  True: begun, end it with
+ * rxe2_qp_direct_end().
+ */
+bool rxe2_qp_direct_to_peer(struct rxe2_qp *qp)
+{
+	struct rxe2_qp *peer;
+
+	if (qp->dp.loop.direct_to)
+		return false;
+	peer = rxe2_qp_call_peer(qp);
+	if (!peer)
+		return false;
+	if (rxe2_qp_direct_begin(qp, peer))
+		return true;
+	rxe2_qp_put(peer);
+	return false;
+}
+
 void rxe2_qp_direct_end(struct rxe2_qp *from)
 {
 	struct rxe2_qp *to = from->dp.loop.direct_to;

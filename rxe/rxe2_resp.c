@@ -75,6 +75,14 @@ void rxe2_resp_reset(struct rxe2_qp *qp)
 	dp->resp.atomic_next = 0;
 }
 
+static void rxe2_resp_bth(struct rxe2_qp *qp, struct rxe2_bth *bth, u8 op,
+			  u32 paylen, u32 psn)
+{
+	/* op is the RC opcode; an XRC target answers with XRC's */
+	rxe2_bth_init(bth, rxe2_qp_transport(qp) | op, false,
+		      (4 - (paylen & 3)) & 3, qp->attr.dest_qp_num, false, psn);
+}
+
 static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
 					u32 psn, struct sk_buff **skb)
 {
@@ -83,9 +91,7 @@ static struct rxe2_bth *rxe2_resp_alloc(struct rxe2_qp *qp, u8 op, u32 paylen,
 	*skb = rxe2_tx_alloc(qp, rxe2_opinfo[op].hdr_len, paylen, &bth);
 	if (!*skb)
 		return NULL;
-	/* op is the RC opcode; an XRC target answers with XRC's */
-	rxe2_bth_init(bth, rxe2_qp_transport(qp) | op, false,
-		      (4 - (paylen & 3)) & 3, qp->attr.dest_qp_num, false, psn);
+	rxe2_resp_bth(qp, bth, op, paylen, psn);
 	return bth;
 }
 
@@ -347,7 +353,7 @@ static int rxe2_resp_place_from(struct rxe2_qp *qp, void *buf,
 				    qp->dp.resp.rcv_hold, RXE2_RECV_MRS, NULL);
 	else
 		ret = rxe2_sge_copy_src(qp, &c, src, len, qp->dp.resp.rcv_hold,
-					RXE2_RECV_MRS);
+					RXE2_RECV_MRS, NULL);
 	if (!ret)
 		qp->dp.resp.rcv_offset += len;
 	return ret;
@@ -689,6 +695,73 @@ static void rxe2_resp_read_stop(struct rxe2_qp *qp)
 }
 
 /*
+ * One READ response, @n bytes at @iova of @mr: to the local requester's
+ * completer as a call when we hold it (@direct, rxe2_tx_direct_resp():
+ * one copy), else as a packet.  0, -ENOMEM (the rest on the next run) or
+ * -EFAULT (the MR could not be read: the stream stops, the requester
+ * asks again).
+ */
+static int rxe2_resp_read_one(struct rxe2_qp *qp, struct rxe2_mr *mr,
+			      u64 iova, u8 op, u32 n, bool direct)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 hdr_len = rxe2_opinfo[op].hdr_len;
+	u32 syn = RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID;
+	/* a READ response's headers: BTH and, but for a MIDDLE, AETH */
+	u8 hdr[sizeof(struct rxe2_bth) + sizeof(struct rxe2_aeth)] __aligned(4);
+	struct rxe2_bth *bth = (struct rxe2_bth *)hdr;
+	struct sk_buff *skb;
+	int ret;
+
+	if (direct && n) {
+		memset(hdr, 0, hdr_len);
+		rxe2_resp_bth(qp, bth, op, n, dp->resp.read.psn);
+		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
+			rxe2_set_aeth(bth, op, syn, dp->resp.msn);
+		ret = rxe2_tx_direct_resp(qp, hdr, hdr_len, mr, iova, n);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	bth = rxe2_resp_alloc(qp, op, n, dp->resp.read.psn, &skb);
+	if (!bth)
+		return -ENOMEM;
+	if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
+		rxe2_set_aeth(bth, op, syn, dp->resp.msn);
+	if (n && rxe2_mr_copy(mr, iova, (u8 *)bth + hdr_len, n, false)) {
+		kfree_skb(skb);
+		return -EFAULT;
+	}
+	rxe2_tx_send(qp, &dp->av, dp->src_port, skb);
+	return 0;
+}
+
+/*
+ * A READ this long to a local requester is worth the wait for its
+ * runner to unlock it (or for our work item) to be placed in one copy
+ * instead of two (rxe2_resp_read_later()).
+ */
+#define RXE2_READ_LATER_MIN	16384
+
+/*
+ * Whether the rest of the READ being answered waits until our parent is
+ * unlocked: it is long, its requester is local, and we run inline (for
+ * it, whose runner holds its lock up the stack, or for another QP: one
+ * level only), so every response now would be a packet, two copies.
+ * Run right after the parent (rxe2_qp_after_parent()), or by our work
+ * item, we lock the requester and place each response straight from our
+ * MR (rxe2_qp_direct_to_peer()).  Requests behind the READ wait
+ * meanwhile, as behind any stream.
+ */
+static bool rxe2_resp_read_later(struct rxe2_qp *qp)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	return dp->loop.inline_parent &&
+	       dp->resp.read.len - dp->resp.read.off >= RXE2_READ_LATER_MIN &&
+	       rxe2_qp_peer_callable(qp);
+}
+
+/*
  * Send up to a budget of the pending RDMA READ responses; the rest go on
  * the next run (received packets wait meanwhile, keeping the order).
  * The responses hold the MR object the request found (read.hold), so they
@@ -700,10 +773,16 @@ static void rxe2_resp_read_stream(struct rxe2_qp *qp)
 	struct rxe2_qp_dp *dp = &qp->dp;
 	struct rxe2_mr *mr = NULL;
 	u64 mr_va = dp->resp.read.va;
+	bool direct = false;
 	int budget = 64;
 
 	if (qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE) {
 		rxe2_resp_read_stop(qp);
+		return;
+	}
+	if (rxe2_resp_read_later(qp)) {
+		if (!rxe2_qp_after_parent(qp))
+			rxe2_qp_kick(qp);
 		return;
 	}
 	if (dp->resp.read.len) {
@@ -714,37 +793,32 @@ static void rxe2_resp_read_stream(struct rxe2_qp *qp)
 			rxe2_resp_read_stop(qp);	/* the requester retries */
 			return;
 		}
+		direct = rxe2_qp_direct_to_peer(qp);
 	}
 	while (dp->resp.read.active && budget--) {
 		u32 n = min(dp->mtu, dp->resp.read.len - dp->resp.read.off);
 		bool first = dp->resp.read.off == 0;
 		bool last = dp->resp.read.off + n == dp->resp.read.len;
-		struct rxe2_bth *bth;
-		struct sk_buff *skb;
 		u8 op = first && last ? RXE2_OP_READ_RESP_ONLY :
 			first ? RXE2_OP_READ_RESP_FIRST :
 			last ? RXE2_OP_READ_RESP_LAST :
 			RXE2_OP_READ_RESP_MIDDLE;
+		int ret = rxe2_resp_read_one(qp, mr, mr_va + dp->resp.read.off,
+					     op, n, direct);
 
-		bth = rxe2_resp_alloc(qp, op, n, dp->resp.read.psn, &skb);
-		if (!bth)
+		if (ret == -ENOMEM)
 			break;
-		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
-			rxe2_set_aeth(bth, op, RXE2_AETH_ACK |
-				      RXE2_AETH_CREDIT_INVALID, dp->resp.msn);
-		if (n && rxe2_mr_copy(mr, mr_va + dp->resp.read.off,
-				      (u8 *)bth + rxe2_opinfo[op].hdr_len, n,
-				      false)) {
-			kfree_skb(skb);
+		if (ret) {
 			WRITE_ONCE(dp->resp.read.active, false);
 			break;
 		}
-		rxe2_tx_send(qp, &dp->av, dp->src_port, skb);
 		dp->resp.read.off += n;
 		dp->resp.read.psn = (dp->resp.read.psn + 1) & RXE2_PSN_MASK;
 		if (last)
 			WRITE_ONCE(dp->resp.read.active, false);
 	}
+	if (direct)
+		rxe2_qp_direct_end(qp);
 	if (mr)
 		rxe2_mr_put(mr);
 	if (dp->resp.read.active)

@@ -264,19 +264,22 @@ static enum rxe2_drop_reason rxe2_rx_parse(struct rxe2_qp *qp,
 
 /*
  * A request handed over by rxe2_qp_deliver_req(), in dp.loop.req (or kept
- * from there by rxe2_reorder_hold(), in an skb): our own requester built
- * it, but it may name a QP of another type (a peer that points an RC QP
- * at a UC QP's number), so opcode and length are checked as for a
- * packet.  False: drop.
+ * from there by rxe2_reorder_hold(), in an skb), or the headers of a
+ * one-copy request or READ response (rxe2_rx_direct_check()): a local
+ * QP built it, but it may name a QP of another type (a peer that points
+ * an RC QP at a UC QP's number), so opcode and length are checked as for
+ * a packet, and the direction: @req, RXE2_OPF_REQ for a request, 0 for
+ * a response.  False: drop.
  */
 static bool rxe2_rx_parse_loop(struct rxe2_qp *qp, u8 *buf, u32 len,
-			       struct rxe2_pkt *pkt)
+			       u32 req, struct rxe2_pkt *pkt)
 {
 	struct rxe2_bth *bth = (struct rxe2_bth *)buf;
 	const struct rxe2_opinfo *oi = &rxe2_opinfo[bth->opcode];
 	u32 apsn;
 
-	if (!(oi->flags & RXE2_OPF_VALID) || !(oi->flags & RXE2_OPF_REQ) ||
+	if (!(oi->flags & RXE2_OPF_VALID) ||
+	    (oi->flags & RXE2_OPF_REQ) != req ||
 	    !rxe2_op_fits_qp(qp, bth->opcode) || len < oi->hdr_len)
 		return false;
 	pkt->skb = NULL;
@@ -417,41 +420,75 @@ static bool rxe2_rx_pkt(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
 }
 
 /*
+ * Whether a one-copy request (rxe2_tx_direct()) is the one the responder
+ * takes next, with nothing before it: no request kept, no READ being
+ * answered (a request would wait, and the source does not outlive the
+ * call).  Not to a TM SRQ, which parses the payload, or an XRC target.
+ */
+static bool rxe2_rx_direct_req_ok(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	return !dp->resp.read.active && skb_queue_empty(&dp->resp.ooo) &&
+	       !rxe2_qp_is_xrc_tgt(qp) && !rxe2_srq_is_tm(qp->ibqp.srq) &&
+	       qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE &&
+	       pkt->psn == dp->resp.psn;
+}
+
+/*
+ * Whether a one-copy READ response (rxe2_tx_direct_resp()) is the one
+ * the completer takes next, with nothing before it: no ACK handed over
+ * and no response kept.  The completer then places it in this call,
+ * as rxe2_rx_pkt() would a packet in order.
+ */
+static bool rxe2_rx_direct_resp_ok(struct rxe2_qp *qp, struct rxe2_pkt *pkt)
+{
+	struct rxe2_qp_dp *dp = &qp->dp;
+
+	return rxe2_op_of(pkt->opcode) >= RXE2_OP_READ_RESP_FIRST &&
+	       rxe2_op_of(pkt->opcode) <= RXE2_OP_READ_RESP_ONLY &&
+	       !READ_ONCE(dp->loop.ack_valid) &&
+	       skb_queue_empty(&dp->comp.ooo) &&
+	       rxe2_qp_requests_acked(qp) &&
+	       (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	       pkt->psn == dp->comp.psn;
+}
+
+/*
  * rxe2_rx_direct_check() - whether we take a one-copy loopback request
- * now (rxe2_tx_direct(): its sender's runner holds our state_lock for
- * it): @hdr_len bytes of transport headers built by the sender, parsed
- * into @pkt, and @paylen bytes of payload to be read from the sender's
- * memory by the placement.  Only when it is the packet we expect next
- * and nothing comes before it: no packet queued, no request in the slot
- * or kept, no READ being answered (a request would wait, and the source
- * does not outlive the call).  Not to a TM SRQ, which parses the
- * payload, or an XRC target.  False: send a packet.
+ * or READ response now (its sender's runner holds our state_lock for
+ * it: rxe2_qp_direct_begin()): @hdr_len bytes of transport headers built
+ * by the sender, parsed into @pkt, and @paylen bytes of payload to be
+ * read from the sender's memory by the placement.  Only when it is the
+ * packet we expect next and nothing queued comes before it.  False:
+ * send a packet.
  */
 bool rxe2_rx_direct_check(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 			  u32 paylen, struct rxe2_pkt *pkt)
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
+	u32 req = rxe2_opinfo[((struct rxe2_bth *)hdr)->opcode].flags &
+		  RXE2_OPF_REQ;
 
 	if (test_bit(RXE2_QPF_DYING, &dp->flags) ||
 	    !skb_queue_empty_lockless(&dp->rx_queue) ||
-	    READ_ONCE(dp->loop.req_len) || dp->resp.read.active ||
-	    !skb_queue_empty(&dp->resp.ooo) || rxe2_qp_is_xrc_tgt(qp) ||
-	    rxe2_srq_is_tm(qp->ibqp.srq) ||
-	    qp->state < IB_QPS_RTR || qp->state > IB_QPS_SQE ||
-	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, pkt) ||
-	    !(pkt->flags & RXE2_OPF_PAYLOAD) || pkt->psn != dp->resp.psn)
+	    READ_ONCE(dp->loop.req_len) ||
+	    !rxe2_rx_parse_loop(qp, hdr, hdr_len, req, pkt) ||
+	    !(pkt->flags & RXE2_OPF_PAYLOAD) ||
+	    !(req ? rxe2_rx_direct_req_ok(qp, pkt) :
+		    rxe2_rx_direct_resp_ok(qp, pkt)))
 		return false;
 	pkt->payload = NULL;
 	pkt->paylen = paylen;
 	return true;
 }
 
-/* take the request rxe2_rx_direct_check() passed, its payload in @src */
+/* take the packet rxe2_rx_direct_check() passed, its payload in @src */
 void rxe2_rx_direct_take(struct rxe2_qp *qp, struct rxe2_pkt *pkt,
 			 struct rxe2_src *src)
 {
 	pkt->src = src;
-	rxe2_rx_pkt(qp, pkt);	/* takes it: no READ is answered */
+	rxe2_rx_pkt(qp, pkt);	/* takes it: the check ruled out a wait */
 	rxe2_rx_taken(qp, pkt,
 		      RXE2_REQ_WIRE_LEN(rxe2_opinfo[pkt->opcode].hdr_len +
 					pkt->paylen));
@@ -501,7 +538,8 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			continue;
 		case RXE2_RX_REQ:
 			if (rxe2_rx_parse_loop(qp, qp->dp.loop.req,
-					       qp->dp.loop.req_len, &pkt)) {
+					       qp->dp.loop.req_len,
+					       RXE2_OPF_REQ, &pkt)) {
 				if (!rxe2_reorder_hold(qp, &pkt) &&
 				    !rxe2_rx_pkt(qp, &pkt))
 					return;	/* stays in the slot */
@@ -526,7 +564,8 @@ void rxe2_rx_run(struct rxe2_qp *qp)
 			continue;
 		}
 		if (kept && rxe2_skb_cb(skb)->loop)
-			why = rxe2_rx_parse_loop(qp, skb->data, skb->len, &pkt) ?
+			why = rxe2_rx_parse_loop(qp, skb->data, skb->len,
+						 RXE2_OPF_REQ, &pkt) ?
 			      RXE2_DROP_NUM : RXE2_DROP_MALFORMED;
 		else
 			why = rxe2_rx_parse(qp, skb, &pkt);

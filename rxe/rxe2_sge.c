@@ -182,6 +182,23 @@ int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 	return ret;
 }
 
+/*
+ * rxe2_src_of_mr() - [iova, iova + len) of an MR whose range the caller
+ * checked, as a source (a READ's responder answering from its MR: the
+ * requester's completer reads it in place), with a reference of its own
+ * on mr until rxe2_src_put().  0, -E2BIG (read it into a packet) or
+ * -EACCES (an ODP range with no page to read).
+ */
+int rxe2_src_of_mr(struct rxe2_mr *mr, u64 iova, u32 len,
+		   struct rxe2_src *src)
+{
+	src->num = 0;
+	src->err = false;
+	rxe2_src_rewind(src);
+	refcount_inc(&mr->ref);	/* the caller holds one */
+	return rxe2_src_add(mr, iova, len, src);
+}
+
 void rxe2_src_put(struct rxe2_src *src)
 {
 	while (src->num) {
@@ -279,8 +296,8 @@ static int rxe2_sge_place_one(struct rxe2_mr *mr, u64 iova, u32 len,
 /* rxe2_sge_copy() into the SGE list, from a source */
 int rxe2_sge_copy_src(struct rxe2_qp *qp, struct rxe2_sge_cursor *c,
 		      struct rxe2_src *src, u32 len,
-		      struct rxe2_mr_hold *hold, unsigned int nhold)
+		      struct rxe2_mr_hold *hold, unsigned int nhold, u64 *seq)
 {
 	return rxe2_sge_walk(qp, c, len, IB_ACCESS_LOCAL_WRITE, hold, nhold,
-			     NULL, rxe2_sge_place_one, src);
+			     seq, rxe2_sge_place_one, src);
 }

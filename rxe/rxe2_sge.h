@@ -57,6 +57,8 @@ struct rxe2_src {
 int rxe2_src_get(struct rxe2_qp *qp, struct rxe2_sge_cursor *c, u32 len,
 		 struct rxe2_mr_hold *hold, unsigned int nhold, u64 *seq,
 		 struct rxe2_src *src);
+int rxe2_src_of_mr(struct rxe2_mr *mr, u64 iova, u32 len,
+		   struct rxe2_src *src);
 void rxe2_src_put(struct rxe2_src *src);
 void rxe2_src_read(struct rxe2_src *src, void *buf, u32 len);
 void rxe2_src_rewind(struct rxe2_src *src);
@@ -64,6 +66,6 @@ int rxe2_mr_copy_src(struct rxe2_mr *mr, u64 iova, struct rxe2_src *src,
 		     u32 len);
 int rxe2_sge_copy_src(struct rxe2_qp *qp, struct rxe2_sge_cursor *c,
 		      struct rxe2_src *src, u32 len,
-		      struct rxe2_mr_hold *hold, unsigned int nhold);
+		      struct rxe2_mr_hold *hold, unsigned int nhold, u64 *seq);
 
 #endif /* RXE2_SGE_H */

@@ -171,6 +171,9 @@ void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 {
 	int tx_budget = work ? RXE2_WORK_TX_BUDGET : RXE2_CALLER_TX_BUDGET;
 	int n, max = work ? RXE2_RERUN_MAX : RXE2_CALLER_RERUN_MAX;
+	/* runs the QP left in loop.after: see rxe2_qp_run_after() */
+	bool may_run_after = !test_and_clear_bit(RXE2_QPF_AFTER,
+						 &qp->dp.flags) && !parent;
 
 	for (n = 0; n < max; n++) {
 		set_bit(RXE2_QPF_RUNNING, &qp->dp.flags);
@@ -189,6 +192,7 @@ void rxe2_qp_run_unlock(struct rxe2_qp *qp, struct rxe2_qp *parent,
 	rxe2_qp_kick(qp);
 out:
 	rxe2_qp_notify(qp);
+	rxe2_qp_run_after(qp, may_run_after);
 }
 
 static void rxe2_qp_work(struct work_struct *work)
@@ -333,6 +337,7 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	refcount_set(&dp->loop.users, 1);
 	init_completion(&dp->loop.users_done);
 	dp->loop.inline_parent = NULL;
+	dp->loop.after = NULL;
 	skb_queue_head_init(&dp->rx_queue);
 	__skb_queue_head_init(&dp->resp.ooo);
 	__skb_queue_head_init(&dp->comp.ooo);

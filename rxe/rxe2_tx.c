@@ -446,6 +446,16 @@ int rxe2_tx_send(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 }
 
 /*
+ * Whether a loopback packet may go as a call, not a packet: not while a
+ * tap watches lo (rxe2_tx_lo_tapped()) or fault rules act on transmit.
+ */
+bool rxe2_tx_may_call(struct rxe2_dev *rdev)
+{
+	return !rxe2_tx_lo_tapped(rdev->ndev) &&
+	       !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX);
+}
+
+/*
  * rxe2_tx_begin() - start a request packet of hdr_len bytes of transport
  * headers and paylen bytes of payload; returns its zeroed headers (the
  * payload follows, the caller fills all of it), NULL without memory.
@@ -472,8 +482,7 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 	bool call = (qp->ibqp.qp_type == IB_QPT_RC ||
 		     qp->ibqp.qp_type == IB_QPT_UC ||
 		     qp->ibqp.qp_type == IB_QPT_XRC_INI) &&
-		    !rxe2_tx_lo_tapped(rdev->ndev) &&
-		    !rxe2_fault_on(rdev, RXE2_FAULT_ON_TX);
+		    rxe2_tx_may_call(rdev);
 
 	if (call && hdr_len + paylen <= RXE2_LOOP_REQ_MAX) {
 		*skb = NULL;
@@ -647,5 +656,58 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		return ret;
 	}
 	rxe2_tx_send(qp, av, sport, skb);
+	return 0;
+}
+
+/*
+ * rxe2_tx_direct_resp() - a READ response to the local requester that
+ * rxe2_qp_direct_begin() gave us (dp.loop.direct_to), @hdr_len bytes of
+ * headers at @hdr and @len bytes of payload at @iova of our MR @mr:
+ * taken by its completer in this call, which places the payload straight
+ * from @mr into the READ's SGEs (one copy instead of two, no skb).  0
+ * (taken, or lost on the wire: the requester asks again), -EAGAIN (not
+ * taken: send it as a packet), -EFAULT (@mr could not be read: the
+ * response is not taken, the stream stops as for a failed copy).
+ * Caller: the runner of qp, responding.
+ */
+int rxe2_tx_direct_resp(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+			struct rxe2_mr *mr, u64 iova, u32 len)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+	struct rxe2_qp *to = qp->dp.loop.direct_to;
+	struct rxe2_src src;
+	struct rxe2_pkt pkt;
+	int ret;
+
+	if (!to || !rxe2_rx_direct_check(to, hdr, hdr_len, len, &pkt))
+		return -EAGAIN;
+	ret = rxe2_src_of_mr(mr, iova, len, &src);
+	if (ret)
+		return ret == -E2BIG ? -EAGAIN : -EFAULT;
+	ret = rxe2_tx_gate(qp);
+	if (ret) {
+		rxe2_src_put(&src);
+		return 0;	/* down, or lost on the wire */
+	}
+	if (dev_nit_active(rdev->ndev) &&
+	    !rxe2_tap_call(rdev, to, &qp->dp.av, qp->dp.src_port, hdr,
+			   hdr_len, &src, len)) {
+		rxe2_src_put(&src);
+		return -EAGAIN;
+	}
+	rxe2_rx_direct_take(to, &pkt, &src);
+	/*
+	 * What the completion lets go (the window, max_rd_atomic) is sent
+	 * by a pass of its requester, as after a response packet: at
+	 * rxe2_qp_direct_end(), as for a doorbell.
+	 */
+	set_bit(RXE2_QPF_DOORBELL, &to->dp.flags);
+	ret = src.err ? -EFAULT : 0;
+	rxe2_src_put(&src);
+	if (ret)
+		return ret;
+	rxe2_tx_sent(qp, (struct rxe2_bth *)hdr,
+		     RXE2_REQ_WIRE_LEN(hdr_len + len));
+	rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
 	return 0;
 }

@@ -1066,6 +1066,12 @@ struct rxe2_loop_info {
 	 */
 	struct rxe2_qp *direct_to;
 	/*
+	 * A QP that ran inline for our runner and left work for it to run
+	 * once we are unlocked (rxe2_qp_after_parent()), with a reference.
+	 * Set and taken with atomics, during and at the end of our run.
+	 */
+	struct rxe2_qp *after;
+	/*
 	 * A positive ACK from a local peer, handed over without a packet
 	 * (rxe2_qp_deliver_ack()): its AETH and PSN.  Under rx_queue.lock.
 	 */

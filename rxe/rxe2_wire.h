@@ -30,6 +30,9 @@ struct rxe2_bth *rxe2_tx_begin(struct rxe2_qp *qp, unsigned int hdr_len,
 int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		   struct rxe2_sge_cursor *c, u32 len,
 		   struct rxe2_mr_hold *hold, u64 *seq);
+bool rxe2_tx_may_call(struct rxe2_dev *rdev);
+int rxe2_tx_direct_resp(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
+			struct rxe2_mr *mr, u64 iova, u32 len);
 int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		   struct sk_buff *skb);
 void rxe2_bth_init(struct rxe2_bth *bth, u8 opcode, bool se, u32 pad,
@@ -82,6 +85,10 @@ bool rxe2_qp_deliver_req(struct rxe2_qp *from, struct rxe2_qp *to,
 			 const void *req, u32 len);
 bool rxe2_qp_direct_begin(struct rxe2_qp *from, struct rxe2_qp *to);
 void rxe2_qp_direct_end(struct rxe2_qp *from);
+bool rxe2_qp_peer_callable(struct rxe2_qp *qp);
+bool rxe2_qp_after_parent(struct rxe2_qp *qp);
+void rxe2_qp_run_after(struct rxe2_qp *qp, bool may_run);
+bool rxe2_qp_direct_to_peer(struct rxe2_qp *qp);
 void rxe2_catch_begin(struct rxe2_catch *c);
 void rxe2_catch_end(struct rxe2_qp *qp, struct rxe2_catch *c);
 bool rxe2_rx_catch(struct rxe2_qp *qp);

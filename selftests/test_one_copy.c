@@ -28,7 +28,14 @@
  *  - a 4 KiB WRITE while tx_drop loses every packet: none placed,
  *    all counted as dropped, the WRITE completes once resent;
  *  - a 4 KiB WRITE while a packet socket watches the netdev: in place
- *    still, and the socket sees its 4 packets with the payload exact.
+ *    still, and the socket sees its 4 packets with the payload exact;
+ *  - READ responses (rxe2_tx_direct_resp()): a 64 KiB READ, all 64
+ *    responses placed straight from the responder's MR into the
+ *    READ's SGE, and 60,000 bytes into three SGEs (59); an 8 KiB READ,
+ *    answered inline as packets (+0); a 32 KiB READ from an ODP MR into
+ *    an ODP MR of the same mm; a 64 KiB READ posted with a WRITE to the
+ *    same range behind it, no fence: the READ returns the bytes from
+ *    before the WRITE, the WRITE lands after it.
  * TAP output.
  */
 #include <arpa/inet.h>
@@ -448,6 +455,164 @@ static void write_tapped(void)
 	unpair(&a, &b);
 }
 
+/* a READ of len bytes of pattern seed from src (rkey) into dst (lkey) */
+static void read_case(struct dp_qp *a, const char *what, uint8_t *dst,
+		      uint32_t lkey, uint8_t *src, uint32_t rkey,
+		      uint32_t len, uint32_t seed, long in_place)
+{
+	struct dp_wc_want w = dp_want(seed, IBV_WC_RDMA_READ);
+	long c0 = one_copy();
+
+	dp_fill(src, len, seed);
+	memset(dst, 0, len + 1);
+	if (!tap_ret(dp_post_send1(a->qp, seed, IBV_WR_RDMA_READ, dst, len,
+				   lkey, (uintptr_t)src, rkey, 0), 0,
+		     "%s: post", what))
+		return;
+	dp_expect(a->scq, &w, "%s: completes", what);
+	tap_ok(dp_verify(dst, len, seed) < 0 && dst[len] == 0,
+	       "%s: %u bytes exact, nothing past them", what, len);
+	tap_ret(one_copy() - c0, in_place, "%s: %s +%ld", what, CTR,
+		in_place);
+}
+
+static void read_pinned(void)
+{
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	read_case(&a, "64 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, LEN,
+		  101, 64);
+	/* below RXE2_READ_LATER_MIN: answered in the requester's call */
+	read_case(&a, "8 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, 8192,
+		  102, 0);
+	unpair(&a, &b);
+}
+
+/* a 60,000-byte READ into SGEs of 10000 + 30000 + 20000, gaps between */
+static void read_sges(void)
+{
+	const char *what = "60000-byte READ into 3 SGEs";
+	struct dp_wc_want w = dp_want(111, IBV_WC_RDMA_READ);
+	struct ibv_sge sg[3] = {
+		{ (uintptr_t)abuf + 8, 10000, amr->lkey },
+		{ (uintptr_t)abuf + 10100, 30000, amr->lkey },
+		{ (uintptr_t)abuf + 40200, 20000, amr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 111, .sg_list = sg, .num_sge = 3,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)bbuf,
+			     .rkey = bmr->rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct dp_qp a, b;
+	long c0;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	dp_fill(bbuf, LEN, 111);
+	memset(abuf, 0, LEN + 1);
+	c0 = one_copy();
+	tap_ret(ibv_post_send(a.qp, &wr, &bad), 0, "%s: post", what);
+	dp_expect(a.scq, &w, "%s: completes", what);
+	tap_ok(!memcmp(abuf + 8, bbuf, 10000) &&
+	       !memcmp(abuf + 10100, bbuf + 10000, 30000) &&
+	       !memcmp(abuf + 40200, bbuf + 40000, 20000),
+	       "%s: every byte where its SGE says", what);
+	tap_ok(dp_verify_byte(abuf, 8, 0) < 0 &&
+	       dp_verify_byte(abuf + 10008, 92, 0) < 0 &&
+	       dp_verify_byte(abuf + 40100, 100, 0) < 0 &&
+	       dp_verify_byte(abuf + 60200, LEN + 1 - 60200, 0) < 0,
+	       "%s: nothing between or past them", what);
+	tap_ret(one_copy() - c0, 59, "%s: %s +59", what, CTR);
+	unpair(&a, &b);
+}
+
+static void read_odp(void)
+{
+	const uint32_t len = 32 * 1024;
+	struct ibv_device_attr_ex ax;
+	uint8_t *oabuf, *obbuf;
+	struct ibv_mr *oa, *ob;
+	struct dp_qp a, b;
+
+	if (ibv_query_device_ex(dev.ctx, NULL, &ax) ||
+	    !(ax.odp_caps.per_transport_caps.rc_odp_caps &
+	      IBV_ODP_SUPPORT_READ)) {
+		tap_skip("ODP READ not supported");
+		return;
+	}
+	if (!pair(IBV_QPT_RC, &a, &b))
+		return;
+	oabuf = dp_alloc(len + 1);
+	obbuf = dp_alloc(len + 1);
+	oa = dp_reg(dev.pd, oabuf, len + 1,
+		    DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	ob = dp_reg(dev.pd, obbuf, len + 1,
+		    DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
+	/* the responder's pages held for each response, the sink's faulted */
+	read_case(&a, "32 KiB READ from an ODP MR into an ODP MR", oabuf,
+		  oa->lkey, obbuf, ob->rkey, len, 121, 32);
+	tap_ret(madvise(obbuf, len, MADV_DONTNEED), 0,
+		"MADV_DONTNEED on the ODP READ source");
+	read_case(&a, "32 KiB READ from an invalidated ODP MR", abuf,
+		  amr->lkey, obbuf, ob->rkey, len, 122, 32);
+	ibv_dereg_mr(oa);
+	ibv_dereg_mr(ob);
+	free(oabuf);
+	free(obbuf);
+	unpair(&a, &b);
+}
+
+/*
+ * A READ and, behind it without a fence, a WRITE to the same range: the
+ * responder answers the READ, deferred to be placed in one copy, before
+ * it takes the WRITE, so the READ returns the bytes from before it.
+ */
+static void read_then_write(void)
+{
+	const char *what = "64 KiB READ, then a WRITE to its range";
+	struct dp_wc_want wr = dp_want(131, IBV_WC_RDMA_READ);
+	struct dp_wc_want ww = dp_want(132, IBV_WC_RDMA_WRITE);
+	uint8_t *wsrc = dp_alloc(LEN);
+	struct ibv_mr *wmr = dp_reg(dev.pd, wsrc, LEN, DP_ACCESS_ALL);
+	struct ibv_sge rs = { (uintptr_t)abuf, LEN, amr->lkey };
+	struct ibv_sge ws = { (uintptr_t)wsrc, LEN, wmr->lkey };
+	struct ibv_send_wr w2 = {
+		.wr_id = 132, .sg_list = &ws, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)bbuf,
+			     .rkey = bmr->rkey },
+	};
+	struct ibv_send_wr w1 = {
+		.wr_id = 131, .next = &w2, .sg_list = &rs, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)bbuf,
+			     .rkey = bmr->rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct dp_qp a, b;
+
+	if (!pair(IBV_QPT_RC, &a, &b))
+		goto out;
+	dp_fill(bbuf, LEN, 131);
+	dp_fill(wsrc, LEN, 132);
+	memset(abuf, 0, LEN);
+	tap_ret(ibv_post_send(a.qp, &w1, &bad), 0, "%s: post both", what);
+	dp_expect(a.scq, &wr, "%s: the READ completes first", what);
+	dp_expect(a.scq, &ww, "%s: then the WRITE", what);
+	tap_ok(dp_verify(abuf, LEN, 131) < 0,
+	       "%s: the READ has the bytes from before the WRITE", what);
+	tap_ok(dp_verify(bbuf, LEN, 132) < 0,
+	       "%s: the WRITE's bytes are in the range after", what);
+	unpair(&a, &b);
+out:
+	ibv_dereg_mr(wmr);
+	free(wsrc);
+}
+
 int main(void)
 {
 	dp_open(&dev, test_dev_name());
@@ -470,6 +635,10 @@ int main(void)
 	write_uc();
 	write_lost();
 	write_tapped();
+	read_pinned();
+	read_sges();
+	read_odp();
+	read_then_write();
 
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);

@@ -304,7 +304,8 @@ bool rxe2_qp_direct_to_peer(struct rxe2_qp *qp)
 {
 	struct rxe2_qp *peer;
 
-	if (qp->dp.loop.direct_to)
+	/* run inline, it could not begin (one level): spare the lookup */
+	if (qp->dp.loop.direct_to || qp->dp.loop.inline_parent)
 		return false;
 	peer = rxe2_qp_call_peer(qp);
 	if (!peer)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * covers: loopback one copy (placed straight from the sender's MRs, loop_one_copy_pkts): WRITE and multi-SGE SEND, staged leftovers, bad keys, ODP sides, UC, tx_drop, a packet socket watching
+ * covers: loopback one copy (placed straight from the sender's MRs, loop_one_copy_pkts): WRITE and multi-SGE SEND, READ responses (deferred past the requester's run, READ then WRITE order), staged leftovers, bad keys, ODP sides, UC, tx_drop, a packet socket watching
  *
  * One copy on loopback (rxe2_tx_direct(), rxe2_qp_deliver_direct()): a
  * SEND or WRITE packet to a local QP whose payload is too large for a

@@ -88,18 +88,27 @@ static void unpair(struct dp_qp *a, struct dp_qp *b)
 	dp_qp_free(b);
 }
 
-/* a WRITE of len bytes of pattern seed from src (lkey) to dst (rkey) */
-static void write_case(struct dp_qp *a, const char *what, uint8_t *src,
-		       uint32_t lkey, uint8_t *dst, uint32_t rkey,
-		       uint32_t len, uint32_t seed, long in_place)
+/*
+ * A WRITE of len bytes of pattern seed from local (lkey) to remote
+ * (rkey), or a READ of them from remote into local: the completion, the
+ * bytes where they land and nothing past them, and in_place packets
+ * (requests or READ responses) counted in loop_one_copy_pkts.
+ */
+static void rdma_case(struct dp_qp *a, enum ibv_wr_opcode op,
+		      const char *what, uint8_t *local, uint32_t lkey,
+		      uint8_t *remote, uint32_t rkey, uint32_t len,
+		      uint32_t seed, long in_place)
 {
-	struct dp_wc_want w = dp_want(seed, IBV_WC_RDMA_WRITE);
+	bool rd = op == IBV_WR_RDMA_READ;
+	uint8_t *src = rd ? remote : local, *dst = rd ? local : remote;
+	struct dp_wc_want w = dp_want(seed, rd ? IBV_WC_RDMA_READ :
+						 IBV_WC_RDMA_WRITE);
 	long c0 = one_copy();
 
 	dp_fill(src, len, seed);
 	memset(dst, 0, len + 1);
-	if (!tap_ret(dp_post_send1(a->qp, seed, IBV_WR_RDMA_WRITE, src, len,
-				   lkey, (uintptr_t)dst, rkey, 0), 0,
+	if (!tap_ret(dp_post_send1(a->qp, seed, op, local, len, lkey,
+				   (uintptr_t)remote, rkey, 0), 0,
 		     "%s: post", what))
 		return;
 	dp_expect(a->scq, &w, "%s: completes", what);
@@ -115,10 +124,12 @@ static void write_pinned(void)
 
 	if (!pair(IBV_QPT_RC, &a, &b))
 		return;
-	write_case(&a, "64 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
-		   LEN, 11, 64);
-	write_case(&a, "1124-byte WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
-		   1124, 12, 1);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "64 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey, LEN, 11,
+		  64);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "1124-byte WRITE", abuf, amr->lkey, bbuf, bmr->rkey, 1124, 12,
+		  1);
 	unpair(&a, &b);
 }
 
@@ -298,26 +309,31 @@ static void write_odp(void)
 	oa = dp_reg(dev.pd, oabuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
 	ob = dp_reg(dev.pd, obbuf, 8192, DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
 	/* the source's pages faulted in by the sender, then read in place */
-	write_case(&a, "8 KiB WRITE from an ODP MR", oabuf, oa->lkey, bbuf,
-		   bmr->rkey, 8191, 61, 8);
-	write_case(&a, "8 KiB WRITE to an ODP MR", abuf, amr->lkey, obbuf,
-		   ob->rkey, 8191, 62, 8);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "8 KiB WRITE from an ODP MR", oabuf, oa->lkey, bbuf,
+		  bmr->rkey, 8191, 61, 8);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "8 KiB WRITE to an ODP MR", abuf, amr->lkey, obbuf, ob->rkey,
+		  8191, 62, 8);
 	/*
 	 * Both ODP, one mm: the receiver holds its MR's mutex meanwhile,
 	 * and the source, invalidated first, must be faulted in again.
 	 */
 	tap_ret(madvise(oabuf, 8192, MADV_DONTNEED), 0,
 		"MADV_DONTNEED on the ODP source before ODP to ODP");
-	write_case(&a, "8 KiB WRITE from an ODP MR to an ODP MR", oabuf,
-		   oa->lkey, obbuf, ob->rkey, 8191, 63, 8);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "8 KiB WRITE from an ODP MR to an ODP MR", oabuf, oa->lkey,
+		  obbuf, ob->rkey, 8191, 63, 8);
 	/* invalidated: faulted in again, the new pages' bytes */
 	tap_ret(madvise(oabuf, 8192, MADV_DONTNEED), 0,
 		"MADV_DONTNEED on the ODP source");
-	write_case(&a, "8 KiB WRITE from an invalidated ODP MR", oabuf,
-		   oa->lkey, bbuf, bmr->rkey, 8191, 64, 8);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "8 KiB WRITE from an invalidated ODP MR", oabuf, oa->lkey,
+		  bbuf, bmr->rkey, 8191, 64, 8);
 	/* a packet across a page boundary: two pages in one piece */
-	write_case(&a, "8000-byte WRITE from an ODP MR at offset 1", oabuf + 1,
-		   oa->lkey, obbuf, ob->rkey, 8000, 65, 8);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "8000-byte WRITE from an ODP MR at offset 1", oabuf + 1,
+		  oa->lkey, obbuf, ob->rkey, 8000, 65, 8);
 	ibv_dereg_mr(oa);
 	ibv_dereg_mr(ob);
 	free(oabuf);
@@ -365,8 +381,9 @@ static void write_uc(void)
 
 	if (!pair(IBV_QPT_UC, &a, &b))
 		return;
-	write_case(&a, "UC 4 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey,
-		   4096, 71, 4);
+	rdma_case(&a, IBV_WR_RDMA_WRITE,
+		  "UC 4 KiB WRITE", abuf, amr->lkey, bbuf, bmr->rkey, 4096, 71,
+		  4);
 	unpair(&a, &b);
 }
 
@@ -455,38 +472,18 @@ static void write_tapped(void)
 	unpair(&a, &b);
 }
 
-/* a READ of len bytes of pattern seed from src (rkey) into dst (lkey) */
-static void read_case(struct dp_qp *a, const char *what, uint8_t *dst,
-		      uint32_t lkey, uint8_t *src, uint32_t rkey,
-		      uint32_t len, uint32_t seed, long in_place)
-{
-	struct dp_wc_want w = dp_want(seed, IBV_WC_RDMA_READ);
-	long c0 = one_copy();
-
-	dp_fill(src, len, seed);
-	memset(dst, 0, len + 1);
-	if (!tap_ret(dp_post_send1(a->qp, seed, IBV_WR_RDMA_READ, dst, len,
-				   lkey, (uintptr_t)src, rkey, 0), 0,
-		     "%s: post", what))
-		return;
-	dp_expect(a->scq, &w, "%s: completes", what);
-	tap_ok(dp_verify(dst, len, seed) < 0 && dst[len] == 0,
-	       "%s: %u bytes exact, nothing past them", what, len);
-	tap_ret(one_copy() - c0, in_place, "%s: %s +%ld", what, CTR,
-		in_place);
-}
-
 static void read_pinned(void)
 {
 	struct dp_qp a, b;
 
 	if (!pair(IBV_QPT_RC, &a, &b))
 		return;
-	read_case(&a, "64 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, LEN,
-		  101, 64);
+	rdma_case(&a, IBV_WR_RDMA_READ,
+		  "64 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, LEN, 101,
+		  64);
 	/* below RXE2_READ_LATER_MIN: answered in the requester's call */
-	read_case(&a, "8 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, 8192,
-		  102, 0);
+	rdma_case(&a, IBV_WR_RDMA_READ,
+		  "8 KiB READ", abuf, amr->lkey, bbuf, bmr->rkey, 8192, 102, 0);
 	unpair(&a, &b);
 }
 
@@ -553,12 +550,14 @@ static void read_odp(void)
 	ob = dp_reg(dev.pd, obbuf, len + 1,
 		    DP_ACCESS_ALL | IBV_ACCESS_ON_DEMAND);
 	/* the responder's pages held for each response, the sink's faulted */
-	read_case(&a, "32 KiB READ from an ODP MR into an ODP MR", oabuf,
-		  oa->lkey, obbuf, ob->rkey, len, 121, 32);
+	rdma_case(&a, IBV_WR_RDMA_READ,
+		  "32 KiB READ from an ODP MR into an ODP MR", oabuf, oa->lkey,
+		  obbuf, ob->rkey, len, 121, 32);
 	tap_ret(madvise(obbuf, len, MADV_DONTNEED), 0,
 		"MADV_DONTNEED on the ODP READ source");
-	read_case(&a, "32 KiB READ from an invalidated ODP MR", abuf,
-		  amr->lkey, obbuf, ob->rkey, len, 122, 32);
+	rdma_case(&a, IBV_WR_RDMA_READ,
+		  "32 KiB READ from an invalidated ODP MR", abuf, amr->lkey,
+		  obbuf, ob->rkey, len, 122, 32);
 	ibv_dereg_mr(oa);
 	ibv_dereg_mr(ob);
 	free(oabuf);

@@ -706,27 +706,26 @@ static int rxe2_resp_read_one(struct rxe2_qp *qp, struct rxe2_mr *mr,
 {
 	struct rxe2_qp_dp *dp = &qp->dp;
 	u32 hdr_len = rxe2_opinfo[op].hdr_len;
-	u32 syn = RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID;
 	/* a READ response's headers: BTH and, but for a MIDDLE, AETH */
 	u8 hdr[sizeof(struct rxe2_bth) + sizeof(struct rxe2_aeth)] __aligned(4);
 	struct rxe2_bth *bth = (struct rxe2_bth *)hdr;
 	struct sk_buff *skb;
 	int ret;
 
+	memset(hdr, 0, hdr_len);
+	rxe2_resp_bth(qp, bth, op, n, dp->resp.read.psn);
+	if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
+		rxe2_set_aeth(bth, op, RXE2_AETH_ACK | RXE2_AETH_CREDIT_INVALID,
+			      dp->resp.msn);
 	if (direct && n) {
-		memset(hdr, 0, hdr_len);
-		rxe2_resp_bth(qp, bth, op, n, dp->resp.read.psn);
-		if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
-			rxe2_set_aeth(bth, op, syn, dp->resp.msn);
 		ret = rxe2_tx_direct_resp(qp, hdr, hdr_len, mr, iova, n);
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	bth = rxe2_resp_alloc(qp, op, n, dp->resp.read.psn, &skb);
-	if (!bth)
+	skb = rxe2_tx_alloc(qp, hdr_len, n, &bth);
+	if (!skb)
 		return -ENOMEM;
-	if (rxe2_opinfo[op].flags & RXE2_OPF_AETH)
-		rxe2_set_aeth(bth, op, syn, dp->resp.msn);
+	memcpy(bth, hdr, hdr_len);
 	if (n && rxe2_mr_copy(mr, iova, (u8 *)bth + hdr_len, n, false)) {
 		kfree_skb(skb);
 		return -EFAULT;

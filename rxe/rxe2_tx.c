@@ -567,6 +567,32 @@ int rxe2_tx_finish(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 }
 
 /*
+ * Hand @to the one-copy packet rxe2_rx_direct_check() passed, @pkt with
+ * @hdr_len bytes of headers at @hdr and @len bytes of payload in @src,
+ * the taps getting their copy first.  False: a tap could not, send a
+ * packet.  True: taken, and counted as sent unless reading @src failed
+ * (src->err).
+ */
+static bool rxe2_tx_hand_direct(struct rxe2_qp *qp, struct rxe2_qp *to,
+				const struct rxe2_av *av, u16 sport, u8 *hdr,
+				u32 hdr_len, struct rxe2_pkt *pkt,
+				struct rxe2_src *src, u32 len)
+{
+	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
+
+	if (dev_nit_active(rdev->ndev) &&
+	    !rxe2_tap_call(rdev, to, av, sport, hdr, hdr_len, src, len))
+		return false;
+	rxe2_rx_direct_take(to, pkt, src);
+	if (!src->err) {
+		rxe2_tx_sent(qp, (struct rxe2_bth *)hdr,
+			     RXE2_REQ_WIRE_LEN(hdr_len + len));
+		rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
+	}
+	return true;
+}
+
+/*
  * rxe2_tx_direct() - send what rxe2_tx_begin() staged the headers of
  * (@direct), with the payload at cursor @c: @len bytes of the WQE's
  * SGEs, its MRs held in @hold (and @seq, see rxe2_sge_copy()).  The
@@ -620,18 +646,11 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 		to = dp->loop.direct_to;
 		if (rxe2_rx_direct_check(to, dp->loop.tx_stage, hdr_len, len,
 					 &pkt) &&
-		    (!dev_nit_active(rdev->ndev) ||
-		     rxe2_tap_call(rdev, to, av, sport, dp->loop.tx_stage,
-				   hdr_len, &src, len))) {
-			rxe2_rx_direct_take(to, &pkt, &src);
+		    rxe2_tx_hand_direct(qp, to, av, sport, dp->loop.tx_stage,
+					hdr_len, &pkt, &src, len)) {
 			ret = src.err ? -EACCES : 0;
 			rxe2_src_put(&src);
-			if (ret)
-				return ret;
-			rxe2_tx_sent(qp, (struct rxe2_bth *)dp->loop.tx_stage,
-				     RXE2_REQ_WIRE_LEN(hdr_len + len));
-			rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
-			return 0;
+			return ret;
 		}
 		rxe2_qp_direct_end(qp);
 	}
@@ -673,7 +692,6 @@ int rxe2_tx_direct(struct rxe2_qp *qp, const struct rxe2_av *av, u16 sport,
 int rxe2_tx_direct_resp(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 			struct rxe2_mr *mr, u64 iova, u32 len)
 {
-	struct rxe2_dev *rdev = rxe2_qp_rdev(qp);
 	struct rxe2_qp *to = qp->dp.loop.direct_to;
 	struct rxe2_src src;
 	struct rxe2_pkt pkt;
@@ -689,13 +707,11 @@ int rxe2_tx_direct_resp(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 		rxe2_src_put(&src);
 		return 0;	/* down, or lost on the wire */
 	}
-	if (dev_nit_active(rdev->ndev) &&
-	    !rxe2_tap_call(rdev, to, &qp->dp.av, qp->dp.src_port, hdr,
-			   hdr_len, &src, len)) {
+	if (!rxe2_tx_hand_direct(qp, to, &qp->dp.av, qp->dp.src_port, hdr,
+				 hdr_len, &pkt, &src, len)) {
 		rxe2_src_put(&src);
 		return -EAGAIN;
 	}
-	rxe2_rx_direct_take(to, &pkt, &src);
 	/*
 	 * What the completion lets go (the window, max_rd_atomic) is sent
 	 * by a pass of its requester, as after a response packet: at
@@ -704,10 +720,5 @@ int rxe2_tx_direct_resp(struct rxe2_qp *qp, u8 *hdr, u32 hdr_len,
 	set_bit(RXE2_QPF_DOORBELL, &to->dp.flags);
 	ret = src.err ? -EFAULT : 0;
 	rxe2_src_put(&src);
-	if (ret)
-		return ret;
-	rxe2_tx_sent(qp, (struct rxe2_bth *)hdr,
-		     RXE2_REQ_WIRE_LEN(hdr_len + len));
-	rxe2_qp_dp_count(qp, RXE2_DPC_ONE_COPY);
-	return 0;
+	return ret;
 }

@@ -536,7 +536,7 @@ void rxe2_qp_error(struct rxe2_qp *qp)
 	rxe2_reorder_purge(qp);		/* nothing kept is taken now */
 	WRITE_ONCE(qp->dp.comp.retry_live, false);
 	timer_delete(&qp->dp.comp.retry_timer);
-	timer_delete(&qp->dp.comp.rnr_timer);
+	hrtimer_try_to_cancel(&qp->dp.comp.rnr_timer);
 	/* the caller's loop ends; the flush runs on the next pass */
 	rxe2_qp_kick(qp);
 	if (qp->ibqp.event_handler)

@@ -319,12 +319,13 @@ static void rxe2_retry_timer(struct timer_list *t)
 	rxe2_qp_kick(qp);
 }
 
-static void rxe2_rnr_timer(struct timer_list *t)
+static enum hrtimer_restart rxe2_rnr_timer(struct hrtimer *t)
 {
-	struct rxe2_qp *qp = timer_container_of(qp, t, dp.comp.rnr_timer);
+	struct rxe2_qp *qp = container_of(t, struct rxe2_qp, dp.comp.rnr_timer);
 
 	set_bit(RXE2_QPF_RNR, &qp->dp.flags);
 	rxe2_qp_kick(qp);
+	return HRTIMER_NORESTART;
 }
 
 int rxe2_qp_dp_init(struct rxe2_qp *qp)
@@ -344,7 +345,8 @@ int rxe2_qp_dp_init(struct rxe2_qp *qp)
 	dp->loop.ack_valid = false;
 	dp->loop.req_len = 0;
 	timer_setup(&dp->comp.retry_timer, rxe2_retry_timer, 0);
-	timer_setup(&dp->comp.rnr_timer, rxe2_rnr_timer, 0);
+	hrtimer_setup(&dp->comp.rnr_timer, rxe2_rnr_timer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_SOFT);
 	rxe2_pace_init(qp);
 	dp->req.swqe = kvcalloc(qp->sq.num_slots, qp->sq.slot_size, GFP_KERNEL);
 	dp->req.sinfo = kvcalloc(qp->sq.num_slots, sizeof(*dp->req.sinfo),
@@ -377,7 +379,7 @@ void rxe2_qp_dp_stop(struct rxe2_qp *qp)
 	wait_for_completion(&qp->dp.loop.users_done);
 	cancel_work_sync(&qp->dp.work);
 	timer_delete_sync(&qp->dp.comp.retry_timer);
-	timer_delete_sync(&qp->dp.comp.rnr_timer);
+	hrtimer_cancel(&qp->dp.comp.rnr_timer);
 	hrtimer_cancel(&qp->dp.pace.timer);
 	cancel_work_sync(&qp->dp.work);
 	cancel_work_sync(&qp->dp.stream_work);
@@ -406,7 +408,7 @@ void rxe2_qp_dp_reset(struct rxe2_qp *qp)
 	dp->comp.retry_live = false;
 	rxe2_cc_init(qp);
 	timer_delete(&dp->comp.retry_timer);
-	timer_delete(&dp->comp.rnr_timer);
+	hrtimer_try_to_cancel(&dp->comp.rnr_timer);
 	rxe2_pace_set(qp, 0);
 	clear_bit(RXE2_QPF_RETRY, &dp->flags);
 	clear_bit(RXE2_QPF_RNR, &dp->flags);

@@ -913,7 +913,8 @@ struct rxe2_comp_info {
 	unsigned long retry_at;		/* deadline of the oldest unacked */
 	bool retry_live;		/* something sent is unacknowledged */
 	unsigned long probe_left;	/* retry_at is a probe's: then this */
-	struct timer_list rnr_timer;
+	/* an RNR NAK's wait, as long as it asks: 10 us up, not a jiffy */
+	struct hrtimer rnr_timer;
 	struct sk_buff_head ooo;	/* responses that came early */
 	struct rxe2_reorder_gap ooo_gap;
 	/* inline-receive: the READ/atomic result of SQ index inl_idx */

@@ -308,9 +308,9 @@ static void rxe2_comp_ack_upto(struct rxe2_qp *qp, u32 psn)
 }
 
 /*
- * The wait an RNR NAK asks for, exactly: a jiffy timer rounded perftest's
- * 0.64 ms (code 12) up to 4 ms at HZ=250, and a receiver that ran its RQ
- * empty for a moment cost the sender six times the wait it asked for.
+ * The wait an RNR NAK asks for, for an hrtimer: a jiffy timer fires at a
+ * later tick, up to 4 ms at HZ=250 for perftest's 0.64 ms (code 12), and
+ * a receiver whose RQ ran empty for a moment stalled the sender that long.
  */
 static ktime_t rxe2_rnr_wait(u8 code)
 {
